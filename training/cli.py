@@ -1,0 +1,98 @@
+"""``capdesk train`` / ``python -m training``: prepare, train, evaluate, export, finetune."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    from training.train import TrainConfig
+
+    for f in dataclasses.fields(TrainConfig):
+        if f.name in ("data", "extra"):
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default
+        if isinstance(default, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+        else:
+            p.add_argument(flag, type=type(default), default=default)
+
+
+def _config(ns: argparse.Namespace):
+    from training.train import TrainConfig
+
+    kw = {f.name: getattr(ns, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(ns, f.name)}
+    return TrainConfig(**kw)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="capdesk train", description="Train, evaluate and export caption models.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("prepare", help="read a data set and cache its encoder features")
+    p.add_argument("data", help="data set: folder, Karpathy/COCO JSON, CSV or Flickr8k token file")
+    _config_args(p)
+
+    p = sub.add_parser("fit", help="train a decoder from cached features (resumes if interrupted)")
+    p.add_argument("data")
+    _config_args(p)
+
+    p = sub.add_parser("evaluate", help="test-split metrics of a bundle at several beam widths")
+    p.add_argument("bundle", help="model bundle folder")
+    p.add_argument("data", help="data set with a test split")
+    p.add_argument("--split", default="test")
+    p.add_argument("--beams", default="1,3,5")
+    p.add_argument("--cache", default="")
+    p.add_argument("--sheet", help="write a qualitative sheet (PNG) of a few images")
+    p.add_argument("--json", dest="json_out", help="write the metrics to this JSON file")
+    p.add_argument("--meteor", action="store_true", help="also METEOR (needs java)")
+
+    p = sub.add_parser("export", help="export a trained run into a model bundle")
+    p.add_argument("run", help="training run folder (holds checkpoint_best.pt)")
+    p.add_argument("bundle", help="bundle folder to write")
+    p.add_argument("--name", required=True)
+    p.add_argument("--card", help="JSON with extra manifest fields (data, licence, metrics)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    if ns.cmd in ("prepare", "fit"):
+        from training import train as tr
+
+        cfg = _config(ns)
+        cfg.data = ns.data
+        tr.setup_logging(Path(cfg.out))
+        if ns.cmd == "prepare":
+            ds, cache = tr.prepare(cfg)
+            print(json.dumps({"data": ds.summary(), "cache": str(cache.folder)}, indent=2))
+        else:
+            tr.train(cfg)
+        return 0
+    if ns.cmd == "evaluate":
+        from training.evaluate import evaluate_bundle
+
+        res = evaluate_bundle(Path(ns.bundle), Path(ns.data), ns.split,
+                              [int(b) for b in ns.beams.split(",")], cache=ns.cache,
+                              sheet=Path(ns.sheet) if ns.sheet else None, meteor=ns.meteor)
+        text = json.dumps(res, indent=2)
+        print(text)
+        if ns.json_out:
+            Path(ns.json_out).write_text(text)
+        return 0
+    if ns.cmd == "export":
+        from training.export import export_run
+
+        extra = json.loads(Path(ns.card).read_text()) if ns.card else {}
+        print(export_run(Path(ns.run), Path(ns.bundle), ns.name, extra))
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""The "Show, Attend and Tell" decoder (Xu et al., 2015) over cached grid features.
+
+Per word t: attention ``e_ti = w^T tanh(W_a a_i + W_h h_{t-1})``, ``alpha = softmax(e)``;
+gated context ``z_t = sigmoid(f_beta(h_{t-1})) * sum_i alpha_ti a_i`` (soft), or the
+feature at a sampled location (hard, trained with REINFORCE); ``LSTM([E y_{t-1}, z_t])``;
+deep output ``p(y_t) ~ exp(L_o tanh(E y_{t-1} + L_h h_t + L_z z_t))``.
+
+``init`` and ``step`` are the two graphs exported to ONNX; ``forward`` is teacher forcing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass
+class DecoderConfig:
+    vocab_size: int
+    feature_dim: int = 1280
+    embed_dim: int = 512
+    hidden_dim: int = 512
+    attention_dim: int = 512
+    dropout: float = 0.5
+    feature_dropout: float = 0.0
+    attention: str = "soft"  # or "hard"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: DecoderConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        D, E, H, A, V = cfg.feature_dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim, cfg.vocab_size
+        self.embed = nn.Embedding(V, E)
+        self.feat_att = nn.Linear(D, A)
+        self.hid_att = nn.Linear(H, A)
+        self.full_att = nn.Linear(A, 1)
+        self.f_beta = nn.Linear(H, D)
+        self.init_h = nn.Sequential(nn.Linear(D, H), nn.Tanh())
+        self.init_c = nn.Sequential(nn.Linear(D, H), nn.Tanh())
+        self.lstm = nn.LSTMCell(E + D, H)
+        self.L_h = nn.Linear(H, E)
+        self.L_z = nn.Linear(D, E)
+        self.L_o = nn.Linear(E, V)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.feat_drop = nn.Dropout(cfg.feature_dropout)
+        nn.init.uniform_(self.embed.weight, -0.1, 0.1)
+        nn.init.zeros_(self.L_o.bias)
+
+    # -- the two exported pieces -------------------------------------------------
+    def init(self, feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """features [B,L,D] -> h0 [B,H], c0 [B,H], projected features [B,L,A]."""
+        mean = feats.mean(1)
+        return self.init_h(mean), self.init_c(mean), self.feat_att(feats)
+
+    def attend(self, feats: torch.Tensor, proj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        e = self.full_att(torch.tanh(proj + self.hid_att(h).unsqueeze(1))).squeeze(2)
+        return F.softmax(e, dim=1)
+
+    def _cell(self, word: torch.Tensor, h: torch.Tensor, c: torch.Tensor, feats: torch.Tensor,
+              alpha_or_loc: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """One LSTM step given the attention weights actually used (soft alpha or one-hot)."""
+        emb = self.embed(word)
+        ctx = torch.bmm(alpha_or_loc.unsqueeze(1), feats).squeeze(1)
+        z = torch.sigmoid(self.f_beta(h)) * ctx
+        h, c = self.lstm(torch.cat([emb, z], dim=1), (h, c))
+        logits = self.L_o(self.drop(torch.tanh(emb + self.L_h(h) + self.L_z(z))))
+        return logits, h, c
+
+    def step(self, word: torch.Tensor, h: torch.Tensor, c: torch.Tensor, feats: torch.Tensor,
+             proj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """previous word [B], h, c, features, projected -> log-probs [B,V], h, c, alpha [B,L]."""
+        alpha = self.attend(feats, proj, h)
+        used = alpha
+        if self.cfg.attention == "hard":
+            # At test time the hard model looks at its most likely location.
+            used = (alpha >= alpha.max(dim=1, keepdim=True).values).to(alpha.dtype)
+            used = used / used.sum(1, keepdim=True)
+        logits, h, c = self._cell(word, h, c, feats, used)
+        return F.log_softmax(logits, dim=1), h, c, alpha
+
+    # -- teacher forcing ---------------------------------------------------------
+    def forward(self, feats: torch.Tensor, caps: torch.Tensor) -> dict[str, torch.Tensor]:
+        """feats [B,L,D], caps [B,T] (with <start> ... <end> <pad>) -> per-step logits etc."""
+        feats = self.feat_drop(feats)
+        h, c, proj = self.init(feats)
+        B, T = caps.shape
+        steps = T - 1
+        logits, alphas, loc_logp, entropy = [], [], [], []
+        for t in range(steps):
+            alpha = self.attend(feats, proj, h)
+            if self.cfg.attention == "hard" and self.training:
+                dist = torch.distributions.Categorical(probs=alpha.clamp_min(1e-8))
+                loc = dist.sample()
+                loc_logp.append(dist.log_prob(loc))
+                entropy.append(dist.entropy())
+                used = F.one_hot(loc, alpha.size(1)).to(alpha.dtype)
+            elif self.cfg.attention == "hard":
+                used = (alpha >= alpha.max(dim=1, keepdim=True).values).to(alpha.dtype)
+                used = used / used.sum(1, keepdim=True)
+            else:
+                used = alpha
+            lg, h, c = self._cell(caps[:, t], h, c, feats, used)
+            logits.append(lg)
+            alphas.append(alpha)
+        out = {"logits": torch.stack(logits, 1), "alphas": torch.stack(alphas, 1)}
+        if loc_logp:
+            out["loc_logp"] = torch.stack(loc_logp, 1)
+            out["entropy"] = torch.stack(entropy, 1)
+        return out
+
+    @torch.no_grad()
+    def greedy(self, feats: torch.Tensor, max_len: int, start: int, end: int) -> torch.Tensor:
+        """Batched greedy decoding (validation during training)."""
+        h, c, proj = self.init(feats)
+        B = feats.size(0)
+        word = torch.full((B,), start, dtype=torch.long, device=feats.device)
+        out = torch.full((B, max_len), end, dtype=torch.long, device=feats.device)
+        finished = torch.zeros(B, dtype=torch.bool, device=feats.device)
+        for t in range(max_len):
+            logp, h, c, _ = self.step(word, h, c, feats, proj)
+            word = logp.argmax(1)
+            word = torch.where(finished, torch.full_like(word, end), word)
+            out[:, t] = word
+            finished |= word == end
+            if finished.all():
+                break
+        return out
+
+
+def caption_loss(out: dict[str, torch.Tensor], caps: torch.Tensor, pad: int, ds_lambda: float,
+                 hard_state: dict | None = None, entropy_weight: float = 0.01,
+                 reinforce_weight: float = 1.0) -> tuple[torch.Tensor, dict[str, float]]:
+    """Cross-entropy + doubly stochastic penalty (+ REINFORCE terms for hard attention)."""
+    targets = caps[:, 1:]
+    mask = (targets != pad).float()
+    logits = out["logits"]
+    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
+                          reduction="none").view_as(mask) * mask
+    n_words = mask.sum().clamp_min(1)
+    ce = nll.sum() / n_words
+    alpha_sum = (out["alphas"] * mask.unsqueeze(2)).sum(1)  # [B, L]
+    ds = ((1.0 - alpha_sum) ** 2).sum(1).mean()
+    loss = ce + ds_lambda * ds
+    stats = {"ce": ce.item(), "ds": ds.item()}
+    if "loc_logp" in out and hard_state is not None:
+        # REINFORCE with a moving-average baseline: reward is the caption's log-likelihood.
+        seq_logp = -(nll.sum(1)).detach()
+        b = hard_state.setdefault("baseline", seq_logp.mean().item())
+        hard_state["baseline"] = 0.9 * b + 0.1 * seq_logp.mean().item()
+        adv = (seq_logp - b).unsqueeze(1)
+        rl = -(adv * out["loc_logp"] * mask).sum() / n_words
+        ent = (out["entropy"] * mask).sum() / n_words
+        loss = loss + reinforce_weight * rl - entropy_weight * ent
+        stats.update(rl=rl.item(), entropy=ent.item())
+    return loss, stats

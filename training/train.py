@@ -1,0 +1,300 @@
+"""Train the decoder from cached features: Adam, clipping, teacher forcing, length buckets,
+early stopping on val BLEU-4, a checkpoint every epoch (and every few minutes), resume.
+
+A run lives in one folder: ``config.json``, ``vocab.json``, ``train.log``,
+``checkpoint_last.pt`` (resume point), ``checkpoint_best.pt`` (best val BLEU-4).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from capdesk.imageio import Preprocess
+from training import encoder as enc_mod
+from training.data import Dataset, read_any
+from training.features import FeatureCache, build_cache
+from training.metrics import score
+from training.model import Decoder, DecoderConfig, caption_loss
+from training.vocab import END, PAD, START, Vocab
+
+log = logging.getLogger("training")
+
+
+@dataclass
+class TrainConfig:
+    data: str = ""
+    out: str = "runs/model"
+    cache: str = ""
+    encoder: str = "lite0"
+    image_size: int = 0  # 0: the encoder's native size
+    min_count: int = 5
+    max_len: int = 22
+    embed_dim: int = 512
+    hidden_dim: int = 512
+    attention_dim: int = 512
+    dropout: float = 0.5
+    feature_dropout: float = 0.0
+    attention: str = "soft"
+    ds_lambda: float = 1.0
+    entropy_weight: float = 0.01
+    lr: float = 4e-4
+    lr_decay: float = 0.8
+    batch_size: int = 64
+    clip: float = 5.0
+    epochs: int = 20
+    patience: int = 4
+    flip: bool = True
+    seed: int = 7
+    ckpt_minutes: float = 5.0
+    max_steps: int = 0  # >0: stop after this many steps (tests, smoke runs)
+    val_limit: int = 0  # >0: validate on at most this many images
+    threads: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("capdesk")) / "features"
+
+
+def setup_logging(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("training")
+    if not any(isinstance(h, logging.FileHandler) and Path(h.baseFilename) == (out / "train.log").resolve()
+               for h in root.handlers):
+        fh = logging.FileHandler(out / "train.log", encoding="utf-8")
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        root.addHandler(fh)
+    if not any(type(h) is logging.StreamHandler for h in root.handlers):
+        sh = logging.StreamHandler()
+        sh.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(sh)
+    root.setLevel(logging.INFO)
+
+
+def encoder_onnx(cfg: TrainConfig) -> tuple[Path, Preprocess, int, int]:
+    """Export (once) the encoder graph the features and the app use; returns its facts."""
+    size = cfg.image_size or enc_mod.VARIANTS[cfg.encoder]
+    cache = Path(cfg.cache or default_cache_dir())
+    path = cache / "encoders" / f"{cfg.encoder}-{size}.onnx"
+    meta_path = path.with_suffix(".json")
+    if not (path.exists() and meta_path.exists()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        net = enc_mod.GridEncoder(cfg.encoder, size)
+        tmp = path.with_suffix(".tmp.onnx")
+        enc_mod.export_encoder_onnx(net, tmp)
+        tmp.replace(path)
+        meta_path.write_text(json.dumps({"grid": net.grid_size(), "dim": net.feature_dim}))
+    meta = json.loads(meta_path.read_text())
+    return path, Preprocess(size, enc_mod.MEAN, enc_mod.STD), meta["grid"], meta["dim"]
+
+
+def prepare(cfg: TrainConfig, dataset: Dataset | None = None) -> tuple[Dataset, FeatureCache]:
+    ds = dataset or read_any(Path(cfg.data))
+    for p in ds.problems[:20]:
+        log.warning("skipped: %s", p)
+    if len(ds.problems) > 20:
+        log.warning("... and %d more problems", len(ds.problems) - 20)
+    onnx_path, pre, _, _ = encoder_onnx(cfg)
+    cache = build_cache([r.image for r in ds.records], onnx_path, pre,
+                        Path(cfg.cache or default_cache_dir()), ds.name, flip=cfg.flip)
+    for path, why in cache.failed.items():
+        log.warning("unreadable image skipped: %s: %s", path, why)
+    ds.records = [r for r in ds.records if str(r.image) in cache]
+    return ds, cache
+
+
+class Batches:
+    """Caption samples grouped into batches of similar length (little padding)."""
+
+    def __init__(self, records, vocab: Vocab, max_len: int, batch_size: int) -> None:
+        self.images = [str(r.image) for r in records]
+        self.samples: list[tuple[int, list[int]]] = [
+            (i, vocab.encode(cap, max_len)) for i, r in enumerate(records) for cap in r.captions
+        ]
+        self.batch_size = batch_size
+
+    def epoch(self, seed: int) -> list[list[int]]:
+        rng = random.Random(seed)
+        order = list(range(len(self.samples)))
+        rng.shuffle(order)
+        order.sort(key=lambda k: len(self.samples[k][1]))  # stable: shuffled within a length
+        batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        rng.shuffle(batches)
+        return batches
+
+    def tensors(self, batch: list[int]) -> tuple[np.ndarray, torch.Tensor]:
+        caps = [self.samples[k][1] for k in batch]
+        T = max(len(c) for c in caps)
+        arr = np.full((len(caps), T), PAD, dtype=np.int64)
+        for j, c in enumerate(caps):
+            arr[j, :len(c)] = c
+        return np.array([self.samples[k][0] for k in batch]), torch.from_numpy(arr)
+
+
+def references(records) -> dict[str, list[str]]:
+    return {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+
+
+def validate(model: Decoder, feats: np.ndarray, records, vocab: Vocab, max_len: int,
+             device: torch.device, batch: int = 128) -> dict[str, float]:
+    model.eval()
+    hyps = {}
+    for s in range(0, len(records), batch):
+        f = torch.from_numpy(feats[s:s + batch].astype(np.float32)).to(device)
+        out = model.greedy(f, max_len + 1, START, END).cpu().tolist()
+        for r, ids in zip(records[s:s + batch], out):
+            hyps[str(r.image)] = " ".join(vocab.decode(ids))
+    model.train()
+    return score(references(records), hyps)
+
+
+def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None = None,
+          init_state: dict | None = None, progress: bool = True) -> Path:
+    """Train (or resume) a run in ``cfg.out``; returns the folder. Best weights: checkpoint_best.pt."""
+    from tqdm import tqdm
+
+    out = Path(cfg.out)
+    setup_logging(out)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    ds, cache = prepare(cfg, dataset)
+    train_recs, val_recs = ds.split("train"), ds.split("val")
+    if not train_recs:
+        raise ValueError("no training images left after skipping unreadable ones")
+    if not val_recs:
+        ds.ensure_splits(seed=cfg.seed)
+        train_recs, val_recs = ds.split("train"), ds.split("val")
+    if cfg.val_limit:
+        val_recs = val_recs[:cfg.val_limit]
+    vocab_path = out / "vocab.json"
+    if vocab is None:
+        vocab = Vocab.load(vocab_path) if vocab_path.exists() else Vocab.build(
+            (c for r in train_recs for c in r.captions), cfg.min_count)
+    vocab.save(vocab_path)
+    log.info("data: %s; vocabulary %d words; device %s", json.dumps(ds.summary()), len(vocab), device)
+    (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
+
+    _, _, grid, dim = encoder_onnx(cfg)
+    mcfg = DecoderConfig(len(vocab), dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim,
+                         cfg.dropout, cfg.feature_dropout, cfg.attention)
+    model = Decoder(mcfg).to(device)
+    if init_state is not None:
+        model.load_state_dict(init_state)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+
+    tr_feats, tr_flip = cache.load_all([str(r.image) for r in train_recs])
+    va_feats, _ = cache.load_all([str(r.image) for r in val_recs])
+    batches = Batches(train_recs, vocab, cfg.max_len, cfg.batch_size)
+
+    state = {"epoch": 0, "step": 0, "best": -1.0, "bad_epochs": 0, "history": [], "hard": {},
+             "global_step": 0}
+    last = out / "checkpoint_last.pt"
+    if last.exists():
+        ck = torch.load(last, map_location=device, weights_only=False)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        state = ck["state"]
+        torch.set_rng_state(ck["rng"])
+        log.info("resumed from epoch %d step %d (best val BLEU-4 %.4f)", state["epoch"] + 1,
+                 state["step"], state["best"])
+
+    def save(path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state,
+                    "rng": torch.get_rng_state(), "config": asdict(cfg), "model_config": mcfg.to_dict(),
+                    "vocab": vocab.itos, "grid": grid}, tmp)
+        tmp.replace(path)
+
+    if state["global_step"] == 0 and state["best"] < 0 and init_state is not None:
+        base = validate(model, va_feats, val_recs, vocab, cfg.max_len, device)
+        state["before"] = base
+        log.info("before training: val %s", _fmt(base))
+
+    model.train()
+    stop = bool(state.get("stopped"))
+    while state["epoch"] < cfg.epochs and not stop:
+        epoch = state["epoch"]
+        order = batches.epoch(cfg.seed * 1000 + epoch)
+        t0, last_save = time.time(), time.time()
+        bar = tqdm(total=len(order), initial=state["step"], desc=f"epoch {epoch + 1}/{cfg.epochs}",
+                   unit="batch", disable=not progress, mininterval=2)
+        run_loss = None
+        for k in range(state["step"], len(order)):
+            rows, caps = batches.tensors(order[k])
+            rng = np.random.default_rng((cfg.seed, epoch, k))
+            f = tr_feats[rows]
+            if tr_flip is not None:
+                use_flip = rng.random(len(rows)) < 0.5
+                f = np.where(use_flip[:, None, None], tr_flip[rows], f)
+            feats = torch.from_numpy(f.astype(np.float32)).to(device)
+            caps = caps.to(device)
+            out_d = model(feats, caps)
+            loss, stats = caption_loss(out_d, caps, PAD, cfg.ds_lambda, state["hard"], cfg.entropy_weight)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+            opt.step()
+            state["step"] = k + 1
+            state["global_step"] += 1
+            run_loss = stats["ce"] if run_loss is None else 0.98 * run_loss + 0.02 * stats["ce"]
+            bar.set_postfix(ce=f"{run_loss:.3f}", refresh=False)
+            bar.update(1)
+            if time.time() - last_save > cfg.ckpt_minutes * 60:
+                save(last)
+                last_save = time.time()
+            if cfg.max_steps and state["global_step"] >= cfg.max_steps:
+                stop = True
+                break
+        bar.close()
+        minutes = (time.time() - t0) / 60
+        metrics = validate(model, va_feats, val_recs, vocab, cfg.max_len, device)
+        state["history"].append({"epoch": epoch + 1, "train_ce": run_loss, "minutes": round(minutes, 2),
+                                 "lr": opt.param_groups[0]["lr"], **{f"val_{k}": v for k, v in metrics.items()}})
+        log.info("epoch %d: train ce %.3f, %.1f min; val %s", epoch + 1, run_loss or math.nan,
+                 minutes, _fmt(metrics))
+        state["epoch"] = epoch + 1
+        state["step"] = 0
+        if metrics["BLEU-4"] > state["best"]:
+            state["best"] = metrics["BLEU-4"]
+            state["best_epoch"] = epoch + 1
+            state["best_metrics"] = metrics
+            state["bad_epochs"] = 0
+            save(out / "checkpoint_best.pt")
+        else:
+            state["bad_epochs"] += 1
+            for g in opt.param_groups:
+                g["lr"] *= cfg.lr_decay
+            if state["bad_epochs"] >= cfg.patience:
+                log.info("early stop: val BLEU-4 has not improved for %d epochs", cfg.patience)
+                stop = True
+                state["stopped"] = True
+        save(last)
+    log.info("best val BLEU-4 %.4f at epoch %s", state["best"], state.get("best_epoch"))
+    return out
+
+
+def _fmt(m: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.4f}" for k, v in m.items())
+
+
+def load_checkpoint(path: Path) -> tuple[Decoder, Vocab, dict]:
+    ck = torch.load(path, map_location="cpu", weights_only=False)
+    model = Decoder(DecoderConfig(**ck["model_config"]))
+    model.load_state_dict(ck["model"])
+    model.eval()
+    return model, Vocab(ck["vocab"]), ck
