@@ -111,7 +111,8 @@ def load_image(
     except UnidentifiedImageError:
         raise ImageError(path, "not an image, or a format Pillow cannot read") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise ImageError(path, "refused: decompression bomb (too many pixels)") from None
+        limit = f"{max_pixels / 1e6:.0f} Mpx"
+        raise ImageError(path, f"image too large (decompression bomb refused: over {limit})") from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if "truncated" in msg.lower():

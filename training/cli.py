@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle", help="model bundle folder")
     p.add_argument("data", help="data set with a test split")
     p.add_argument("--split", default="test")
+    p.add_argument("--image-root", default=None, help="where the data set's images live")
     p.add_argument("--beams", default="1,3,5")
     p.add_argument("--cache", default="")
     p.add_argument("--sheet", help="write a qualitative sheet (PNG) of a few images")
@@ -79,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
         res = evaluate_bundle(Path(ns.bundle), Path(ns.data), ns.split,
                               [int(b) for b in ns.beams.split(",")], cache=ns.cache,
-                              sheet=Path(ns.sheet) if ns.sheet else None, meteor=ns.meteor)
+                              sheet=Path(ns.sheet) if ns.sheet else None, meteor=ns.meteor,
+                              image_root=Path(ns.image_root) if ns.image_root else None)
         text = json.dumps(res, indent=2)
         print(text)
         if ns.json_out:

@@ -32,6 +32,7 @@ log = logging.getLogger("training")
 @dataclass
 class TrainConfig:
     data: str = ""
+    image_root: str = ""  # where the images of a JSON/CSV data set live, if not beside it
     out: str = "runs/model"
     cache: str = ""
     encoder: str = "lite0"
@@ -100,7 +101,7 @@ def encoder_onnx(cfg: TrainConfig) -> tuple[Path, Preprocess, int, int]:
 
 
 def prepare(cfg: TrainConfig, dataset: Dataset | None = None) -> tuple[Dataset, FeatureCache]:
-    ds = dataset or read_any(Path(cfg.data))
+    ds = dataset or read_any(Path(cfg.data), Path(cfg.image_root) if cfg.image_root else None)
     for p in ds.problems[:20]:
         log.warning("skipped: %s", p)
     if len(ds.problems) > 20:

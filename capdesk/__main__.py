@@ -1,0 +1,5 @@
+import sys
+
+from capdesk.cli import main
+
+sys.exit(main())

@@ -1,0 +1,156 @@
+"""Beam search over the decoder step graph, in numpy, for many images at once.
+
+Images and their beams share the leading axis (image-major: row ``n * K + k``), so one
+ONNX Runtime call advances every beam of every image by one word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+StepFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, ...]]
+
+
+@dataclass
+class Hypothesis:
+    ids: list[int]  # words, without <start> and <end>
+    logprobs: list[float]  # per emitted token, <end> included when it ended
+    alphas: np.ndarray  # [len(ids), L] attention per word
+    score: float  # length-normalised
+    finished: bool
+
+
+def _blocked(seq: list[int], n: int) -> set[int]:
+    """Words that would repeat an n-gram already in ``seq``."""
+    if n <= 0 or len(seq) < n - 1:
+        return set()
+    prefix = tuple(seq[len(seq) - (n - 1):]) if n > 1 else ()
+    out = set()
+    for i in range(len(seq) - n + 1):
+        if tuple(seq[i:i + n - 1]) == prefix:
+            out.add(seq[i + n - 1])
+    return out
+
+
+def beam_search(
+    init: tuple[np.ndarray, np.ndarray],
+    step: StepFn,
+    n_images: int,
+    beam: int,
+    max_len: int,
+    start: int,
+    end: int,
+    length_alpha: float = 1.0,
+    block_ngram: int = 0,
+    banned: tuple[int, ...] = (),
+) -> list[Hypothesis]:
+    """Best hypothesis per image. ``init`` is (h, c) with one row per image;
+    ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
+    image rows (``rows`` maps each beam to its image, so the caller can pick features).
+    """
+    K = max(1, int(beam))
+    h0, c0 = init
+    rows = np.repeat(np.arange(n_images), K)
+    h, c = h0[rows], c0[rows]
+    scores = np.full((n_images, K), -np.inf, dtype=np.float64)
+    scores[:, 0] = 0.0  # all beams start identical: keep one alive
+    seqs: list[list[list[int]]] = [[[] for _ in range(K)] for _ in range(n_images)]
+    lps: list[list[list[float]]] = [[[] for _ in range(K)] for _ in range(n_images)]
+    alps: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(n_images)]
+    words = np.full(n_images * K, start, dtype=np.int64)
+    done: list[list[Hypothesis]] = [[] for _ in range(n_images)]
+    active = np.ones(n_images, dtype=bool)
+
+    def norm(total: float, length: int) -> float:
+        return total / (max(length, 1) ** length_alpha) if length_alpha else total
+
+    for t in range(max_len):
+        logp, h, c, alpha = step(words, h, c, rows)
+        V = logp.shape[1]
+        logp = logp.astype(np.float64).reshape(n_images, K, V)
+        if banned:
+            logp[:, :, list(banned)] = -np.inf
+        if t == 0:
+            logp[:, :, end] = -np.inf  # an empty caption says nothing
+        alpha = alpha.reshape(n_images, K, -1)
+        new_rows = np.zeros(n_images * K, dtype=np.int64)
+        new_words = np.full(n_images * K, end, dtype=np.int64)
+        new_scores = np.full((n_images, K), -np.inf)
+        new_seqs, new_lps, new_alps = [], [], []
+        for n in range(n_images):
+            if not active[n]:
+                new_seqs.append(seqs[n])
+                new_lps.append(lps[n])
+                new_alps.append(alps[n])
+                continue
+            if block_ngram:
+                for k in range(K):
+                    if np.isfinite(scores[n, k]):
+                        for w in _blocked(seqs[n][k], block_ngram):
+                            logp[n, k, w] = -np.inf
+            cand = (scores[n][:, None] + logp[n]).ravel()
+            top = np.argpartition(-cand, min(2 * K, cand.size - 1))[: 2 * K]
+            top = top[np.argsort(-cand[top])]
+            s_seqs, s_lps, s_alps = [], [], []
+            for flat in top:
+                total = cand[flat]
+                if not np.isfinite(total):
+                    break
+                k, w = divmod(int(flat), V)
+                seq, lp = seqs[n][k], lps[n][k] + [float(logp[n, k, w])]
+                al = alps[n][k] + [alpha[n, k]]
+                if w == end:
+                    word_alphas = np.array(al[:-1]) if seq else np.zeros((0, alpha.shape[2]))
+                    done[n].append(Hypothesis(list(seq), lp, word_alphas, norm(total, len(seq) + 1), True))
+                    continue
+                j = len(s_seqs)
+                if j >= K:
+                    continue
+                s_seqs.append(seq + [w])
+                s_lps.append(lp)
+                s_alps.append(al)
+                new_rows[n * K + j] = n * K + k
+                new_words[n * K + j] = w
+                new_scores[n, j] = total
+            while len(s_seqs) < K:
+                s_seqs.append([])
+                s_lps.append([])
+                s_alps.append([])
+            new_seqs.append(s_seqs)
+            new_lps.append(s_lps)
+            new_alps.append(s_alps)
+            # Stop once K captions ended and no live beam can beat the best of them.
+            if len(done[n]) >= K:
+                best_done = max(hy.score for hy in done[n])
+                best_live = max((norm(new_scores[n, j], len(s_seqs[j]) + 1) for j in range(K)
+                                 if np.isfinite(new_scores[n, j])), default=-np.inf)
+                if best_live <= best_done:
+                    active[n] = False
+        for n in range(n_images):
+            if not active[n]:
+                new_rows[n * K:(n + 1) * K] = np.arange(n * K, (n + 1) * K)
+        h, c = h[new_rows], c[new_rows]
+        words = new_words
+        scores = new_scores
+        seqs, lps, alps = new_seqs, new_lps, new_alps
+        for n in range(n_images):
+            if active[n] and not np.isfinite(scores[n]).any():
+                active[n] = False
+        if not active.any():
+            break
+
+    out = []
+    for n in range(n_images):
+        pool = list(done[n])
+        if not pool:  # nothing ended within max_len: take the live beams as they are
+            for k in range(K):
+                if np.isfinite(scores[n, k]) and seqs[n][k]:
+                    pool.append(Hypothesis(seqs[n][k], lps[n][k], np.array(alps[n][k]),
+                                           norm(scores[n, k], len(seqs[n][k])), False))
+        if not pool:
+            pool.append(Hypothesis([], [], np.zeros((0, 1)), -np.inf, False))
+        out.append(max(pool, key=lambda hy: hy.score))
+    return out

@@ -1,0 +1,204 @@
+"""The captioning engine: a model bundle run through ONNX Runtime, decoded by beam search.
+
+Nothing here imports torch. One ``Engine`` holds the three sessions of a bundle; it
+captions image files (loaded safely, in a background thread while the encoder works),
+Pillow images, or precomputed encoder features (used by evaluation).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from capdesk import providers as prov
+from capdesk.beam import beam_search
+from capdesk.bundle import Bundle, BundleError, resolve
+from capdesk.imageio import ImageError, Preprocess, load_image
+
+
+@dataclass
+class Caption:
+    text: str
+    words: list[str]
+    logprob: float  # sum over the words and the end token
+    confidence: float  # geometric-mean word probability, 0..1
+    attention: np.ndarray  # [len(words), L]
+    grid: tuple[int, int]  # attention grid rows, cols
+    finished: bool = True
+    class_logits: np.ndarray | None = field(default=None, repr=False)
+
+    def attention_map(self, word_index: int) -> np.ndarray:
+        """The attention of one word as a [rows, cols] grid that sums to 1."""
+        return self.attention[word_index].reshape(self.grid)
+
+
+@dataclass
+class Result:
+    path: str
+    caption: Caption | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Engine:
+    def __init__(self, bundle: Bundle | str | None = None, provider: str | None = None,
+                 beam: int = 3, threads: int = 0) -> None:
+        import onnxruntime as ort
+
+        self.bundle = bundle if isinstance(bundle, Bundle) else resolve(bundle)
+        m = self.bundle.manifest
+        self.preprocess = Preprocess.from_manifest(m["encoder"])
+        self.vocab = self.bundle.vocab()
+        sp = m["vocab"]["specials"]
+        self.start, self.end, self.pad, self.unk = sp["<start>"], sp["<end>"], sp["<pad>"], sp["<unk>"]
+        dec = m.get("decoding", {})
+        self.max_len = int(m.get("max_caption_length", 24))
+        self.length_alpha = float(dec.get("length_alpha", 1.0))
+        self.block_ngram = int(dec.get("block_ngram", 0))
+        self.beam = int(beam)
+        g = int(m["encoder"]["grid"])
+        side = math.isqrt(g)
+        self.grid = (side, g // side) if side * side == g else (1, g)
+        self.requested_providers = prov.choose(provider)
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+
+        def session(fn: str):
+            try:
+                return ort.InferenceSession(self.bundle.read_verified(fn), sess_options=opts,
+                                            providers=self.requested_providers)
+            except BundleError:
+                raise
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({str(exc).splitlines()[0]})") from None
+
+        self.encoder = session("encoder.onnx")
+        self.dec_init = session("decoder_init.onnx")
+        self.dec_step = session("decoder_step.onnx")
+        self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        self._lock = threading.Lock()
+
+    @property
+    def provider(self) -> str:
+        """The provider that actually runs the encoder (ONNX Runtime may have fallen back)."""
+        return self.encoder.get_providers()[0]
+
+    @property
+    def name(self) -> str:
+        return self.bundle.name
+
+    # -- the three stages ---------------------------------------------------------
+    def encode(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        outs = self.encoder.run(None, {"image": batch.astype(np.float32, copy=False)})
+        named = dict(zip(self._enc_outputs, outs))
+        return named["features"], named.get("class_logits")
+
+    def decode(self, feats: np.ndarray, beam: int | None = None,
+               class_logits: np.ndarray | None = None) -> list[Caption]:
+        feats = np.ascontiguousarray(feats, dtype=np.float32)
+        h0, c0, proj = self.dec_init.run(None, {"features": feats})
+
+        def step(words, h, c, rows):
+            return self.dec_step.run(None, {"word": words, "h": h, "c": c,
+                                            "features": feats[rows], "projected": proj[rows]})
+
+        hyps = beam_search((h0, c0), step, len(feats), beam or self.beam, self.max_len,
+                           self.start, self.end, self.length_alpha, self.block_ngram,
+                           banned=(self.pad, self.start, self.unk))
+        out = []
+        for i, hy in enumerate(hyps):
+            words = [self.vocab[w] for w in hy.ids]
+            lp = float(sum(hy.logprobs))
+            conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
+            att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
+            out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
+                               hy.finished, None if class_logits is None else class_logits[i]))
+        return out
+
+    def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:
+        with self._lock:
+            feats, logits = self.encode(batch)
+            return self.decode(feats, beam, logits)
+
+    def caption_image(self, img: Image.Image, beam: int | None = None) -> Caption:
+        return self.caption_arrays(self.preprocess.to_array(img)[None], beam)[0]
+
+    def caption_file(self, path: str | os.PathLike[str], beam: int | None = None) -> Caption:
+        return self.caption_image(load_image(path), beam)
+
+    def caption_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
+                      batch_size: int = 8) -> Iterator[Result]:
+        """Caption many files in order, one ``Result`` each; a bad file never stops the rest."""
+        paths = [str(p) for p in paths]
+
+        def load(p: str):
+            try:
+                return self.preprocess.load(p)[1], None
+            except ImageError as exc:
+                return None, exc.reason
+            except Exception as exc:  # a decoder bug in Pillow must not end the batch
+                return None, f"cannot read image ({type(exc).__name__}: {exc})"
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            loaded = pool.map(load, paths)  # decodes ahead while the model runs
+            chunk: list[tuple[str, np.ndarray | None, str | None]] = []
+            for p, (arr, err) in zip(paths, loaded):
+                chunk.append((p, arr, err))
+                if len(chunk) >= batch_size:
+                    yield from self._run_chunk(chunk, beam)
+                    chunk = []
+            if chunk:
+                yield from self._run_chunk(chunk, beam)
+
+    def _run_chunk(self, chunk, beam) -> list[Result]:
+        good = [(i, a) for i, (_, a, e) in enumerate(chunk) if e is None]
+        caps: dict[int, Caption] = {}
+        if good:
+            try:
+                for (i, _), cap in zip(good, self.caption_arrays(np.stack([a for _, a in good]), beam)):
+                    caps[i] = cap
+            except Exception as exc:
+                return [Result(p, None, e or f"model failed ({str(exc).splitlines()[0]})") for p, _, e in chunk]
+        return [Result(p, caps.get(i), e) for i, (p, _, e) in enumerate(chunk)]
+
+
+def _sentence(words: list[str]) -> str:
+    if not words:
+        return ""
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = False) -> Iterator[tuple[str, str | None]]:
+    """Each file named, and the images inside each folder named; (path, error or None)."""
+    from capdesk.imageio import is_image_path
+
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found: list[str] = []
+            errors: list[OSError] = []
+            # os.walk with followlinks=False: a symlink loop can never trap the walk.
+            for root, dirs, files in os.walk(p, onerror=errors.append):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
+                found.extend(os.path.join(root, f) for f in files
+                             if not f.startswith(".") and is_image_path(f))
+            for err in errors:
+                yield str(err.filename), f"cannot list folder ({err.strerror or err})"
+            yield from ((f, None) for f in sorted(found))
+        else:
+            yield str(p), None

