@@ -117,3 +117,40 @@ def _deep_update(dst: dict, src: dict) -> None:
 
 
 __all__ = ["export_run", "export_decoder", "write_manifest", "enc_mod"]
+
+
+def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
+    """Rebuild the PyTorch decoder from a bundle's ONNX graphs (fine-tuning, baselines).
+
+    Parameters keep their names in the exported graphs, except the two weights that the
+    exporter stores transposed for a MatMul; those are matched by shape.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    from capdesk.bundle import open_bundle
+    from training.model import DecoderConfig
+
+    b = open_bundle(bundle_path)
+    cfg_d = {k: v for k, v in b.manifest["decoder"].items() if k in DecoderConfig.__dataclass_fields__}
+    model = Decoder(DecoderConfig(**cfg_d))
+    want = model.state_dict()
+    got: dict[str, torch.Tensor] = {}
+    for fn in ("decoder_init.onnx", "decoder_step.onnx"):
+        g = onnx.load_from_string(b.read_verified(fn))
+        for init in g.graph.initializer:
+            arr = torch.from_numpy(numpy_helper.to_array(init).copy())
+            name = init.name[4:] if init.name.startswith("dec.") else init.name
+            if name in want:
+                got[name] = arr
+            elif init.name.startswith("onnx::MatMul"):
+                for cand in ("feat_att.weight", "full_att.weight"):
+                    if cand not in got and tuple(want[cand].shape) == tuple(arr.T.shape):
+                        got[cand] = arr.T.contiguous()
+                        break
+    missing = [k for k in want if k not in got]
+    if missing:
+        raise ValueError(f"{bundle_path}: cannot rebuild decoder weights {missing}")
+    model.load_state_dict(got)
+    model.eval()
+    return model, b.vocab(), b.manifest
