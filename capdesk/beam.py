@@ -62,7 +62,8 @@ def beam_search(
     alps: list[list[list[np.ndarray]]] = [[[] for _ in range(K)] for _ in range(n_images)]
     words = np.full(n_images * K, start, dtype=np.int64)
     done: list[list[Hypothesis]] = [[] for _ in range(n_images)]
-    active = np.ones(n_images, dtype=bool)
+    # Each finished caption takes one beam away, so width 1 is exactly greedy decoding.
+    live = np.full(n_images, K, dtype=np.int64)
 
     def norm(total: float, length: int) -> float:
         return total / (max(length, 1) ** length_alpha) if length_alpha else total
@@ -76,15 +77,11 @@ def beam_search(
         if t == 0:
             logp[:, :, end] = -np.inf  # an empty caption says nothing
         alpha = alpha.reshape(n_images, K, -1)
-        new_rows = np.zeros(n_images * K, dtype=np.int64)
+        new_rows = np.arange(n_images * K, dtype=np.int64)
         new_words = np.full(n_images * K, end, dtype=np.int64)
         new_scores = np.full((n_images, K), -np.inf)
-        new_seqs, new_lps, new_alps = [], [], []
         for n in range(n_images):
-            if not active[n]:
-                new_seqs.append(seqs[n])
-                new_lps.append(lps[n])
-                new_alps.append(alps[n])
+            if live[n] <= 0:
                 continue
             if block_ngram:
                 for k in range(K):
@@ -92,8 +89,9 @@ def beam_search(
                         for w in _blocked(seqs[n][k], block_ngram):
                             logp[n, k, w] = -np.inf
             cand = (scores[n][:, None] + logp[n]).ravel()
-            top = np.argpartition(-cand, min(2 * K, cand.size - 1))[: 2 * K]
-            top = top[np.argsort(-cand[top])]
+            take = int(live[n])
+            top = np.argpartition(-cand, take - 1)[:take]
+            top = top[np.argsort(-cand[top], kind="stable")]
             s_seqs, s_lps, s_alps = [], [], []
             for flat in top:
                 total = cand[flat]
@@ -102,54 +100,36 @@ def beam_search(
                 k, w = divmod(int(flat), V)
                 seq, lp = seqs[n][k], lps[n][k] + [float(logp[n, k, w])]
                 al = alps[n][k] + [alpha[n, k]]
-                if w == end:
-                    word_alphas = np.array(al[:-1]) if seq else np.zeros((0, alpha.shape[2]))
-                    done[n].append(Hypothesis(list(seq), lp, word_alphas, norm(total, len(seq) + 1), True))
+                if w == end or t == max_len - 1:
+                    ended = w == end
+                    ids = list(seq) if ended else seq + [w]
+                    word_alphas = np.array(al[:-1] if ended else al) if ids else np.zeros((0, alpha.shape[2]))
+                    done[n].append(Hypothesis(ids, lp, word_alphas, norm(total, len(seq) + 1), ended))
+                    live[n] -= 1
                     continue
                 j = len(s_seqs)
-                if j >= K:
-                    continue
                 s_seqs.append(seq + [w])
                 s_lps.append(lp)
                 s_alps.append(al)
                 new_rows[n * K + j] = n * K + k
                 new_words[n * K + j] = w
                 new_scores[n, j] = total
+            if not s_seqs:
+                live[n] = 0
             while len(s_seqs) < K:
                 s_seqs.append([])
                 s_lps.append([])
                 s_alps.append([])
-            new_seqs.append(s_seqs)
-            new_lps.append(s_lps)
-            new_alps.append(s_alps)
-            # Stop once K captions ended and no live beam can beat the best of them.
-            if len(done[n]) >= K:
-                best_done = max(hy.score for hy in done[n])
-                best_live = max((norm(new_scores[n, j], len(s_seqs[j]) + 1) for j in range(K)
-                                 if np.isfinite(new_scores[n, j])), default=-np.inf)
-                if best_live <= best_done:
-                    active[n] = False
-        for n in range(n_images):
-            if not active[n]:
-                new_rows[n * K:(n + 1) * K] = np.arange(n * K, (n + 1) * K)
+            seqs[n], lps[n], alps[n] = s_seqs, s_lps, s_alps
         h, c = h[new_rows], c[new_rows]
         words = new_words
         scores = new_scores
-        seqs, lps, alps = new_seqs, new_lps, new_alps
-        for n in range(n_images):
-            if active[n] and not np.isfinite(scores[n]).any():
-                active[n] = False
-        if not active.any():
+        if not (live > 0).any():
             break
 
     out = []
     for n in range(n_images):
         pool = list(done[n])
-        if not pool:  # nothing ended within max_len: take the live beams as they are
-            for k in range(K):
-                if np.isfinite(scores[n, k]) and seqs[n][k]:
-                    pool.append(Hypothesis(seqs[n][k], lps[n][k], np.array(alps[n][k]),
-                                           norm(scores[n, k], len(seqs[n][k])), False))
         if not pool:
             pool.append(Hypothesis([], [], np.zeros((0, 1)), -np.inf, False))
         out.append(max(pool, key=lambda hy: hy.score))

@@ -116,10 +116,11 @@ class Bundle:
                 self.read_verified(fn)
             except BundleError as exc:
                 problems.append(str(exc))
-        try:
-            self.vocab()
-        except (BundleError, KeyError, ValueError) as exc:
-            problems.append(str(exc))
+        if not problems:
+            try:
+                self.vocab()
+            except (BundleError, KeyError, ValueError, TypeError) as exc:
+                problems.append(f"{self.path}: vocab.json is not a valid vocabulary ({exc})")
         return problems
 
     def summary(self) -> dict:

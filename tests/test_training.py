@@ -199,7 +199,7 @@ def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     batch = np.stack([eng.preprocess.load(p)[1] for p in images])
     feats, _ = eng.encode(batch)
     tf = torch.from_numpy(feats)
-    greedy_torch = model.greedy(tf, eng.max_len, eng.start, eng.end)
+    greedy_torch = model.greedy(tf, eng.max_len, eng.start, eng.end, banned=(eng.pad, eng.start, eng.unk))
     for i, cap in enumerate(eng.decode(feats, beam=1)):
         assert cap.words == vocab.decode(greedy_torch[i].tolist())
 

@@ -116,8 +116,9 @@ class Decoder(nn.Module):
         return out
 
     @torch.no_grad()
-    def greedy(self, feats: torch.Tensor, max_len: int, start: int, end: int) -> torch.Tensor:
-        """Batched greedy decoding (validation during training)."""
+    def greedy(self, feats: torch.Tensor, max_len: int, start: int, end: int,
+               banned: tuple[int, ...] = ()) -> torch.Tensor:
+        """Batched greedy decoding (validation during training), with the app's word bans."""
         h, c, proj = self.init(feats)
         B = feats.size(0)
         word = torch.full((B,), start, dtype=torch.long, device=feats.device)
@@ -125,6 +126,10 @@ class Decoder(nn.Module):
         finished = torch.zeros(B, dtype=torch.bool, device=feats.device)
         for t in range(max_len):
             logp, h, c, _ = self.step(word, h, c, feats, proj)
+            if banned:
+                logp[:, list(banned)] = -torch.inf
+            if t == 0:
+                logp[:, end] = -torch.inf
             word = logp.argmax(1)
             word = torch.where(finished, torch.full_like(word, end), word)
             out[:, t] = word

@@ -24,7 +24,7 @@ from training.data import Dataset, read_any
 from training.features import FeatureCache, build_cache
 from training.metrics import score
 from training.model import Decoder, DecoderConfig, caption_loss
-from training.vocab import END, PAD, START, Vocab
+from training.vocab import END, PAD, START, UNK, Vocab
 
 log = logging.getLogger("training")
 
@@ -153,7 +153,7 @@ def validate(model: Decoder, feats: np.ndarray, records, vocab: Vocab, max_len: 
     hyps = {}
     for s in range(0, len(records), batch):
         f = torch.from_numpy(feats[s:s + batch].astype(np.float32)).to(device)
-        out = model.greedy(f, max_len + 1, START, END).cpu().tolist()
+        out = model.greedy(f, max_len + 1, START, END, banned=(PAD, START, UNK)).cpu().tolist()
         for r, ids in zip(records[s:s + batch], out):
             hyps[str(r.image)] = " ".join(vocab.decode(ids))
     model.train()
