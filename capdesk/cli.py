@@ -44,6 +44,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ONNX Runtime execution provider (cpu, cuda, directml, coreml; default: best available)")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     p.add_argument("--batch-size", type=int, default=8, help="images per encoder batch")
+    p.add_argument("--speak", action="store_true", help="speak each caption aloud")
+    p.add_argument("--wav", metavar="FILE", help="write the spoken captions to this WAV file instead")
+
+    p = sub.add_parser("batch", help="write alt-text sidecars for whole folders, with a report",
+                       description="Caption every image under PATH and write alt-text sidecars. "
+                                   "Images whose sidecars are current are skipped, so a second run changes nothing.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="image files or folders")
+    p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
+    _sidecar_args(p)
+    p.add_argument("--report", metavar="FILE", help="write a report: FILE.csv, FILE.json or FILE.html")
+    p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
+    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
+    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="confidence under which alt text is flagged for review (default 0.35)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("watch", help="caption new images as they appear in folders",
+                       description="Watch folders; caption each new or changed image once it is completely "
+                                   "written, write its sidecars and print (or speak) the caption. Ctrl-C stops.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="folders to watch")
+    p.add_argument("--recursive", "-r", action=argparse.BooleanOptionalAction, default=True,
+                   help="watch sub-folders too (default: yes)")
+    _sidecar_args(p)
+    p.add_argument("--speak", action="store_true", help="speak each caption aloud")
+    p.add_argument("--beam", type=_beam, default=None)
+    p.add_argument("--model", default=None)
+    p.add_argument("--provider", default=None)
+    p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
 
     p = sub.add_parser("models", help="list or verify installed model bundles",
                        description="List installed model bundles or verify their files.")
@@ -58,19 +87,59 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def cmd_caption(ns: argparse.Namespace) -> int:
+def _sidecar_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sidecar", default="txt,xmp", help="sidecar formats, comma-separated: txt, xmp")
+    p.add_argument("--xmp-name", choices=("ext", "stem"), default="ext",
+                   help="ext: photo.jpg.xmp (default; cannot collide), stem: photo.xmp (Lightroom style)")
+    p.add_argument("--txt-name", choices=("ext", "stem"), default="stem",
+                   help="stem: photo.txt (default), ext: photo.jpg.txt")
+    p.add_argument("--lang", default="en", help="language of the alt text (XMP xml:lang)")
+    p.add_argument("--ext-descr", action="store_true", help="also write Iptc4xmpCore:ExtDescrAccessibility")
+    p.add_argument("--mirror-dc", action="store_true", help="also write the alt text to dc:description")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace sidecars that CapDesk did not write or that were edited since")
+
+
+def _sidecar_options(ns: argparse.Namespace):
+    from capdesk.sidecars import SidecarOptions
+
+    formats = tuple(f.strip().lower() for f in ns.sidecar.split(",") if f.strip())
+    return SidecarOptions(formats, ns.txt_name, ns.xmp_name, ns.lang, ns.ext_descr, ns.mirror_dc, ns.overwrite)
+
+
+def _open_engine(ns: argparse.Namespace):
+    """The engine the options ask for, or an error message for a usage error."""
     from capdesk.bundle import BundleError
-    from capdesk.engine import Engine, expand_paths
-    from capdesk.providers import ProviderError, short_name
+    from capdesk.engine import Engine
+    from capdesk.providers import ProviderError
 
     try:
         engine = Engine(ns.model, provider=ns.provider, beam=ns.beam or 3)
     except (BundleError, ProviderError) as exc:
-        print(f"capdesk: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return None, str(exc)
     if ns.beam is None:
         engine.beam = int(engine.bundle.manifest.get("decoding", {}).get("beam", 3))
+    return engine, None
+
+
+def cmd_caption(ns: argparse.Namespace) -> int:
+    from capdesk.engine import expand_paths
+    from capdesk.providers import short_name
+
+    engine, err = _open_engine(ns)
+    if err:
+        print(f"capdesk: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     provider = short_name(engine.provider)
+    spoken: list[str] = []
+    speaker = None
+    if ns.speak and not ns.wav:
+        from capdesk.speech import Speaker
+
+        speaker = Speaker()
+        if speaker.error:
+            print(f"capdesk: warning: {speaker.error}", file=sys.stderr)
+            speaker = None
     failed = 0
     listed = list(expand_paths(ns.paths, ns.recursive))
     errors = {p: e for p, e in listed if e}
@@ -93,6 +162,10 @@ def cmd_caption(ns: argparse.Namespace) -> int:
             print(f"capdesk: {path}: {error}", file=sys.stderr)
         else:
             print(f"{path}\t{caption.text}", flush=True)
+        if caption is not None and (ns.wav or speaker):
+            spoken.append(caption.text)
+            if speaker:
+                speaker.say(caption.text)
 
     for p, e in errors.items():
         emit(p, None, e)
@@ -102,7 +175,150 @@ def cmd_caption(ns: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("capdesk: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if speaker:
+            speaker.close()
+    if ns.wav and spoken:
+        from capdesk.speech import SpeechError, save_wav
+
+        try:
+            save_wav(" ".join(spoken), ns.wav)
+        except SpeechError as exc:
+            print(f"capdesk: error: {exc}", file=sys.stderr)
+            return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def cmd_batch(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from capdesk.batch import DEFAULT_REVIEW_THRESHOLD, run_batch, write_report
+    from capdesk.sidecars import SidecarWriter
+
+    try:
+        opts = _sidecar_options(ns)
+    except ValueError as exc:
+        print(f"capdesk: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if ns.report and Path(ns.report).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
+        print("capdesk: error: --report must end in .csv, .json or .html", file=sys.stderr)
+        return EXIT_USAGE
+    engine, err = _open_engine(ns)
+    if err:
+        print(f"capdesk: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    writer = SidecarWriter(opts)
+    bar = None
+    if not ns.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
+
+    def progress(done: int, total: int, row) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(1)
+        if row.status == "failed":
+            msg = f"capdesk: {row.path}: {row.error}"
+            (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
+        elif row.status == "captioned":
+            line = f"{row.path}\t{row.alt_text}" + ("\t(needs review)" if row.needs_review else "")
+            (bar.write(line, file=sys.stdout) if bar is not None else print(line, flush=True))
+
+    import signal
+    import threading
+
+    cancel = threading.Event()
+
+    def on_sigint(signum, frame) -> None:
+        if cancel.is_set():  # a second Ctrl-C: stop at once
+            raise KeyboardInterrupt
+        cancel.set()
+        print("capdesk: stopping after the current image (Ctrl-C again to stop at once)", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        result = run_batch(ns.paths, engine, writer, recursive=ns.recursive, beam=ns.beam,
+                           threshold=DEFAULT_REVIEW_THRESHOLD if ns.threshold is None else ns.threshold,
+                           progress=progress, cancelled=cancel.is_set)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if bar is not None:
+        bar.close()
+    if ns.report:
+        write_report(result, Path(ns.report))
+    counts = result.counts()
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no images"
+    print(f"capdesk: {summary} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else ""),
+          file=sys.stderr)
+    if result.interrupted:
+        return 130
+    return EXIT_SOME_FAILED if result.failed else EXIT_OK
+
+
+def cmd_watch(ns: argparse.Namespace) -> int:
+    import signal
+    import threading
+    from pathlib import Path
+
+    from capdesk.batch import DEFAULT_REVIEW_THRESHOLD, run_batch
+    from capdesk.sidecars import SidecarWriter
+    from capdesk.watch import FolderWatcher
+
+    try:
+        opts = _sidecar_options(ns)
+    except ValueError as exc:
+        print(f"capdesk: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    missing = [p for p in ns.paths if not Path(p).is_dir()]
+    if missing:
+        print(f"capdesk: error: {missing[0]}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    engine, err = _open_engine(ns)
+    if err:
+        print(f"capdesk: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    writer = SidecarWriter(opts)
+    speaker = None
+    if ns.speak:
+        from capdesk.speech import Speaker
+
+        speaker = Speaker()
+        if speaker.error:
+            print(f"capdesk: warning: {speaker.error}", file=sys.stderr)
+            speaker = None
+
+    def handle(paths: list) -> None:
+        result = run_batch(paths, engine, writer, beam=ns.beam, threshold=DEFAULT_REVIEW_THRESHOLD)
+        for row in result.rows:
+            if ns.json:
+                from dataclasses import asdict
+
+                print(json.dumps(asdict(row), ensure_ascii=False), flush=True)
+            elif row.status == "failed":
+                print(f"{row.path}\tERROR: {row.error}", flush=True)
+            elif row.status == "captioned":
+                print(f"{row.path}\t{row.alt_text}", flush=True)
+            if speaker and row.status == "captioned":
+                speaker.say(row.alt_text)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    watcher = FolderWatcher([Path(p) for p in ns.paths], handle, recursive=ns.recursive, writer=writer)
+    watcher.start()
+    print(f"capdesk: watching {', '.join(ns.paths)} with model {engine.name} (Ctrl-C stops)", file=sys.stderr,
+          flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+        if speaker:
+            speaker.close()
+    print("capdesk: stopped watching", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_models(ns: argparse.Namespace) -> int:
@@ -164,6 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     if ns.command == "caption":
         return cmd_caption(ns)
+    if ns.command == "batch":
+        return cmd_batch(ns)
+    if ns.command == "watch":
+        return cmd_watch(ns)
     if ns.command == "models":
         return cmd_models(ns)
     build_parser().print_help()

@@ -1,0 +1,195 @@
+"""Alt text for whole folders: caption in batches, write sidecars, report, resume.
+
+One runner serves the CLI (``capdesk batch``) and the GUI's export dialog: progress and
+cancellation come in through callbacks, nothing here prints or knows about Qt.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from capdesk.alttext import clean_caption, needs_review
+from capdesk.engine import Engine, expand_paths
+from capdesk.sidecars import AltText, SidecarWriter, atomic_write
+
+DEFAULT_REVIEW_THRESHOLD = 0.35
+
+
+@dataclass
+class Row:
+    path: str
+    status: str  # captioned | skipped (sidecar current) | kept (a person's sidecar) | failed
+    alt_text: str = ""
+    confidence: float | None = None
+    needs_review: bool = False
+    model: str = ""
+    sidecars: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class BatchResult:
+    rows: list[Row]
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[Row]:
+        return [r for r in self.rows if r.status == "failed"]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+
+ProgressFn = Callable[[int, int, Row], None]
+
+
+def run_batch(
+    paths: Iterable[str | os.PathLike[str]],
+    engine: Engine,
+    writer: SidecarWriter,
+    recursive: bool = False,
+    beam: int | None = None,
+    threshold: float = DEFAULT_REVIEW_THRESHOLD,
+    progress: ProgressFn | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    batch_size: int = 8,
+) -> BatchResult:
+    """Caption every image under ``paths`` whose sidecars are missing or stale; write them."""
+    t0 = time.monotonic()
+    listed = list(expand_paths(paths, recursive))
+    total = len(listed)
+    rows: list[Row] = []
+    todo: list[str] = []
+    done = 0
+
+    def emit(row: Row) -> None:
+        nonlocal done
+        rows.append(row)
+        done += 1
+        if progress:
+            progress(done, total, row)
+
+    for p, err in listed:
+        if err:
+            emit(Row(p, "failed", error=err))
+        elif writer.is_current(Path(p)):
+            emit(Row(p, "skipped", model=engine.name))
+        else:
+            todo.append(p)
+    interrupted = False
+    # Cancellation is checked between images, so an image's sidecars are written whole or not at all.
+    for start in range(0, len(todo), batch_size):
+        if cancelled():
+            interrupted = True
+            break
+        for res in engine.caption_paths(todo[start:start + batch_size], beam=beam, batch_size=batch_size):
+            if cancelled():
+                interrupted = True
+                break
+            emit(_finish(res, engine, writer, threshold))
+        if interrupted:
+            break
+    return BatchResult(rows, interrupted, time.monotonic() - t0)
+
+
+def _finish(res, engine: Engine, writer: SidecarWriter, threshold: float) -> Row:
+    if not res.ok:
+        return Row(res.path, "failed", model=engine.name, error=res.error)
+    cap = res.caption
+    text = clean_caption(cap.text)
+    alt = AltText(text, "machine", engine.name, cap.confidence)
+    outcomes = writer.write(Path(res.path), alt)
+    row = Row(res.path, "captioned", text, round(cap.confidence, 4), needs_review(cap.confidence, threshold),
+              engine.name, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")])
+    failed = [o for o in outcomes if o.action == "failed"]
+    kept = [o for o in outcomes if o.action == "kept"]
+    if failed:
+        row.status, row.error = "failed", "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
+    elif kept and not row.sidecars:
+        row.status, row.error = "kept", "; ".join(f"{o.path.name}: {o.reason}" for o in kept)
+    return row
+
+
+# -- reports -----------------------------------------------------------------------------------
+REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error")
+
+
+def write_report(result: BatchResult, path: Path) -> None:
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=REPORT_FIELDS)
+        w.writeheader()
+        for r in result.rows:
+            d = asdict(r)
+            d["sidecars"] = " ".join(d["sidecars"])
+            w.writerow(d)
+        data = buf.getvalue()
+    elif suffix == ".json":
+        data = json.dumps({"counts": result.counts(), "interrupted": result.interrupted,
+                           "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]},
+                          indent=2, ensure_ascii=False)
+    elif suffix in (".html", ".htm"):
+        data = _html(result, path.parent)
+    else:
+        raise ValueError(f"{path}: report must end in .csv, .json or .html")
+    atomic_write(path, data.encode("utf-8"))
+
+
+def _html(result: BatchResult, base: Path) -> str:
+    def src(p: str) -> str:
+        try:
+            rel = os.path.relpath(p, base)
+        except ValueError:
+            rel = p
+        return html.escape(quote(Path(rel).as_posix()), quote=True)
+
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(result.counts().items()))
+    items = []
+    for r in result.rows:
+        note = ""
+        if r.error:
+            note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
+        elif r.needs_review:
+            note = f'<p class="review">Needs review: the model was unsure (confidence {r.confidence:.2f}).</p>'
+        alt = html.escape(r.alt_text or "", quote=True)
+        img = f'<img src="{src(r.path)}" alt="{alt}" loading="lazy">' if r.status != "failed" else ""
+        items.append(
+            f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}'
+            f"<figcaption><strong>{html.escape(Path(r.path).name)}</strong>"
+            f"<p>{html.escape(r.alt_text) if r.alt_text else '(no alt text)'}</p>{note}"
+            f"<p class='meta'>{html.escape(r.status)}"
+            f"{f', confidence {r.confidence:.2f}' if r.confidence is not None else ''}</p></figcaption></figure></li>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Alt text review</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font: 1rem/1.5 system-ui, sans-serif; margin: 1rem 2rem; }}
+ul {{ list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(18rem, 1fr));
+     gap: 1rem; }}
+li {{ border: 2px solid #888; border-radius: .4rem; padding: .5rem; }}
+li.review {{ border-color: #b36b00; }} li.failed {{ border-color: #b00020; }}
+img {{ max-width: 100%; height: auto; display: block; }}
+.error {{ color: #b00020; }} .review {{ color: #8a4f00; }} .meta {{ color: #555; font-size: .9rem; }}
+</style></head><body>
+<h1>Alt text review</h1>
+<p>{html.escape(counts)}{' (interrupted before the end)' if result.interrupted else ''}.
+Alt text is machine-generated unless marked otherwise; check the entries marked for review.</p>
+<ul>
+{chr(10).join(items)}
+</ul></body></html>
+"""
