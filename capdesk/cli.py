@@ -155,6 +155,8 @@ def cmd_caption(ns: argparse.Namespace) -> int:
             rec = {"path": path, "caption": caption.text if caption else None,
                    "confidence": round(caption.confidence, 4) if caption else None,
                    "words": caption.words if caption else None,
+                   "in_domain": caption.in_domain if caption else None,
+                   "domain_score": caption.domain_score if caption else None,
                    "model": engine.name, "provider": provider, "error": error}
             print(json.dumps(rec, ensure_ascii=False), flush=True)
         elif error:

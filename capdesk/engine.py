@@ -34,6 +34,11 @@ class Caption:
     grid: tuple[int, int]  # attention grid rows, cols
     finished: bool = True
     class_logits: np.ndarray | None = field(default=None, repr=False)
+    domain_score: float | None = None  # distance from the training images / threshold: < 1 in domain
+
+    @property
+    def in_domain(self) -> bool | None:
+        return None if self.domain_score is None else self.domain_score < 1.0
 
     def attention_map(self, word_index: int) -> np.ndarray:
         """The attention of one word as a [rows, cols] grid that sums to 1."""
@@ -90,6 +95,12 @@ class Engine:
         self.dec_init = session("decoder_init.onnx")
         self.dec_step = session("decoder_step.onnx")
         self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        self.domain = None
+        gate = m.get("domain_gate")
+        if gate:
+            from capdesk.domain import DomainModel
+
+            self.domain = DomainModel.from_bytes(self.bundle.read_verified(gate["file"]), gate["threshold"])
         self._lock = threading.Lock()
 
     @property
@@ -119,6 +130,7 @@ class Engine:
         hyps = beam_search((h0, c0), step, len(feats), beam or self.beam, self.max_len,
                            self.start, self.end, self.length_alpha, self.block_ngram,
                            banned=(self.pad, self.start, self.unk))
+        ratios = self.domain.ratio(feats.mean(1)) if self.domain is not None else None
         out = []
         for i, hy in enumerate(hyps):
             words = [self.vocab[w] for w in hy.ids]
@@ -126,7 +138,8 @@ class Engine:
             conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
             att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
             out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
-                               hy.finished, None if class_logits is None else class_logits[i]))
+                               hy.finished, None if class_logits is None else class_logits[i],
+                               None if ratios is None else round(float(ratios[i]), 4)))
         return out
 
     def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:

@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("data", help="data set: folder, Karpathy/COCO JSON, CSV or Flickr8k token file")
     _config_args(p)
 
-    p = sub.add_parser("fit", help="train a decoder from cached features (resumes if interrupted)")
+    p = sub.add_parser("fit", aliases=["train"],
+                       help="train a decoder from cached features (resumes if interrupted)")
     p.add_argument("data")
     _config_args(p)
 
@@ -58,11 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundle", help="bundle folder to write")
     p.add_argument("--name", required=True)
     p.add_argument("--card", help="JSON with extra manifest fields (data, licence, metrics)")
+
+    sub.add_parser("release", add_help=False, prefix_chars="\0",
+                   help="export + tune decoding on val + test metrics + attention sheet, into a bundle")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "release":
+        from training.release import main as release_main
+
+        return release_main(argv[1:])
     ns = build_parser().parse_args(argv)
+    if ns.cmd == "train":
+        ns.cmd = "fit"
     if ns.cmd in ("prepare", "fit"):
         from training import train as tr
 

@@ -58,7 +58,8 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
 def write_manifest(folder: Path, manifest: dict) -> dict:
     files = {}
     for f in sorted(folder.iterdir()):
-        if f.name != "manifest.json" and f.is_file() and not f.name.startswith("."):
+        # Only what the app loads is hashed; the card and the sheet are documents a person may edit.
+        if f.name != "manifest.json" and f.is_file() and f.suffix in (".onnx", ".json", ".npz"):
             files[f.name] = {"sha256": sha256_file(f), "size": f.stat().st_size}
     manifest["files"] = files
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n",
@@ -77,6 +78,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     shutil.copyfile(enc_path, tmp / "encoder.onnx")
     export_decoder(model, tmp, grid)
     vocab.save(tmp / "vocab.json")
+    gate = export_domain(cfg, tmp)
     state = ck["state"]
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -98,6 +100,8 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
                      "best_epoch": state.get("best_epoch"), "val_metrics_greedy": state.get("best_metrics"),
                      "history": state.get("history", [])},
     }
+    if gate:
+        manifest["domain_gate"] = gate
     if "before" in state:
         manifest["training"]["val_metrics_before"] = state["before"]
     _deep_update(manifest, extra or {})
@@ -106,6 +110,34 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         shutil.rmtree(bundle)
     tmp.replace(bundle)
     return bundle
+
+
+def export_domain(cfg: TrainConfig, folder: Path, quantile: float = 0.98) -> dict | None:
+    """Write ``domain.npz`` (a PPCA summary of the training images' pooled features) and
+    return the manifest's ``domain_gate`` section, its threshold set on the val split."""
+    import numpy as np
+
+    from capdesk import domain
+    from training.train import prepare
+
+    if not cfg.data:
+        return None
+    ds, cache = prepare(cfg)
+    pooled = {}
+    for split in ("train", "val"):
+        recs = ds.split(split)
+        feats, _ = cache.load_all([str(r.image) for r in recs])
+        pooled[split] = feats.astype(np.float32).mean(1) if len(feats) else np.zeros((0, 1), np.float32)
+    if len(pooled["train"]) < 10 or len(pooled["val"]) < 5:
+        return None
+    summary = domain.fit(pooled["train"])
+    (folder / "domain.npz").write_bytes(domain.to_bytes(summary))
+    model = domain.DomainModel.from_bytes((folder / "domain.npz").read_bytes(), 1.0)
+    val_scores = model.score(pooled["val"])
+    threshold = float(np.quantile(val_scores, quantile))
+    return {"file": "domain.npz", "method": "ppca-nll of l2-normalised mean features", "components": int(summary["components"].shape[0]),
+            "threshold": threshold, "threshold_rule": f"{quantile:.0%} of val-split images pass",
+            "train_images": len(pooled["train"]), "val_images": len(pooled["val"])}
 
 
 def _deep_update(dst: dict, src: dict) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -36,21 +37,24 @@ class FeatureCache:
         index = json.loads((self.folder / "index.json").read_text(encoding="utf-8"))
         self.paths: list[str] = index["paths"]
         self.failed: dict[str, str] = index["failed"]
-        self.row = {p: i for i, p in enumerate(self.paths)}
+        # Looked up by absolute path, so a data set named by a relative path still finds its rows.
+        self.row = {os.path.abspath(p): i for i, p in enumerate(self.paths)}
+        self.failed = {os.path.abspath(p): why for p, why in self.failed.items()}
         self.features = np.load(self.folder / "features.npy", mmap_mode="r")
         flip = self.folder / "features_flip.npy"
         self.features_flip = np.load(flip, mmap_mode="r") if flip.exists() else None
 
     def __contains__(self, path: object) -> bool:
-        return str(path) in self.row and str(path) not in self.failed
+        key = os.path.abspath(str(path))
+        return key in self.row and key not in self.failed
 
     def get(self, path: str | Path, flip: bool = False) -> np.ndarray:
         src = self.features_flip if flip and self.features_flip is not None else self.features
-        return np.asarray(src[self.row[str(path)]], dtype=np.float32)
+        return np.asarray(src[self.row[os.path.abspath(str(path))]], dtype=np.float32)
 
     def load_all(self, paths: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
         """Rows for ``paths`` in memory (fp16), for fast training."""
-        rows = np.array([self.row[str(p)] for p in paths], dtype=np.int64)
+        rows = np.array([self.row[os.path.abspath(str(p))] for p in paths], dtype=np.int64)
         f = np.asarray(self.features[rows]) if len(rows) else np.zeros((0, *self.features.shape[1:]), np.float16)
         ff = np.asarray(self.features_flip[rows]) if self.features_flip is not None and len(rows) else None
         return f, ff

@@ -1,0 +1,58 @@
+"""From a finished training run to a shippable bundle: export, tune decoding on val,
+measure on test, draw the attention sheet, record it all in the manifest, write the card.
+
+    capdesk train release RUN DATA --name NAME --out models/NAME [--info card.json]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from training.evaluate import evaluate_bundle, tune_decoding
+from training.export import export_run, write_manifest
+
+
+def release(run: Path, data: Path, name: str, out: Path, info: dict | None = None,
+            image_root: Path | None = None, beams: tuple[int, ...] = (1, 3, 5), meteor: bool = True,
+            tune: bool = True) -> dict:
+    info = dict(info or {})
+    export_run(run, out, name, info)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    if tune:
+        tuning = tune_decoding(out, data, beam=3, image_root=image_root)
+        manifest["decoding"].update(tuning["chosen"])
+        manifest.setdefault("training", {})["decoding_tuned_on_val"] = tuning
+        write_manifest(out, manifest)
+    sheet = out.parent / f"{name}-attention.png"
+    res = evaluate_bundle(out, data, "test", list(beams), sheet=sheet, meteor=meteor,
+                          decoding=manifest["decoding"], image_root=image_root)
+    shutil.move(str(sheet), out / "attention-sheet.png")
+    res.pop("sheet", None)
+    manifest["metrics"] = {"test": res}
+    write_manifest(out, manifest)
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="capdesk train release", description=__doc__.splitlines()[0])
+    ap.add_argument("run")
+    ap.add_argument("data")
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--info", help="JSON file of manifest fields: description, domain, licence, data ...")
+    ap.add_argument("--image-root")
+    ap.add_argument("--no-tune", action="store_true")
+    ns = ap.parse_args(argv)
+    info = json.loads(Path(ns.info).read_text()) if ns.info else {}
+    m = release(Path(ns.run), Path(ns.data), ns.name, Path(ns.out), info,
+                Path(ns.image_root) if ns.image_root else None, tune=not ns.no_tune)
+    print(json.dumps({"decoding": m["decoding"], "metrics": m["metrics"]}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
