@@ -135,7 +135,8 @@ def export_domain(cfg: TrainConfig, folder: Path, quantile: float = 0.98) -> dic
     model = domain.DomainModel.from_bytes((folder / "domain.npz").read_bytes(), 1.0)
     val_scores = model.score(pooled["val"])
     threshold = float(np.quantile(val_scores, quantile))
-    return {"file": "domain.npz", "method": "ppca-nll of l2-normalised mean features", "components": int(summary["components"].shape[0]),
+    return {"file": "domain.npz", "method": "ppca-nll of l2-normalised mean features",
+            "components": int(summary["components"].shape[0]),
             "threshold": threshold, "threshold_rule": f"{quantile:.0%} of val-split images pass",
             "train_images": len(pooled["train"]), "val_images": len(pooled["val"])}
 
