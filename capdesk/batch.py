@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from capdesk.alttext import clean_caption, needs_review
-from capdesk.engine import Engine, expand_paths
+from capdesk.describe import Described, Describer
+from capdesk.engine import expand_paths
 from capdesk.sidecars import AltText, SidecarWriter, atomic_write
 
 DEFAULT_REVIEW_THRESHOLD = 0.35
@@ -34,6 +34,7 @@ class Row:
     model: str = ""
     sidecars: list[str] = field(default_factory=list)
     error: str | None = None
+    in_domain: bool | None = None
 
 
 @dataclass
@@ -58,7 +59,7 @@ ProgressFn = Callable[[int, int, Row], None]
 
 def run_batch(
     paths: Iterable[str | os.PathLike[str]],
-    engine: Engine,
+    describer: Describer,
     writer: SidecarWriter,
     recursive: bool = False,
     beam: int | None = None,
@@ -86,7 +87,7 @@ def run_batch(
         if err:
             emit(Row(p, "failed", error=err))
         elif writer.is_current(Path(p)):
-            emit(Row(p, "skipped", model=engine.name))
+            emit(Row(p, "skipped", model=describer.name))
         else:
             todo.append(p)
     interrupted = False
@@ -95,25 +96,26 @@ def run_batch(
         if cancelled():
             interrupted = True
             break
-        for res in engine.caption_paths(todo[start:start + batch_size], beam=beam, batch_size=batch_size):
+        for res in describer.describe_paths(todo[start:start + batch_size], beam=beam, batch_size=batch_size):
             if cancelled():
                 interrupted = True
                 break
-            emit(_finish(res, engine, writer, threshold))
+            emit(_finish(res, writer, threshold))
         if interrupted:
             break
     return BatchResult(rows, interrupted, time.monotonic() - t0)
 
 
-def _finish(res, engine: Engine, writer: SidecarWriter, threshold: float) -> Row:
+def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
     if not res.ok:
-        return Row(res.path, "failed", model=engine.name, error=res.error)
-    cap = res.caption
-    text = clean_caption(cap.text)
-    alt = AltText(text, "machine", engine.name, cap.confidence)
+        return Row(res.path, "failed", model=res.model, error=res.error)
+    conf = res.confidence
+    alt = AltText(res.description, "machine", res.model, conf)
     outcomes = writer.write(Path(res.path), alt)
-    row = Row(res.path, "captioned", text, round(cap.confidence, 4), needs_review(cap.confidence, threshold),
-              engine.name, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")])
+    review = res.in_domain is False or conf is None or conf < threshold
+    row = Row(res.path, "captioned", res.description, round(conf, 4) if conf is not None else None, review,
+              res.model, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")],
+              in_domain=res.in_domain)
     failed = [o for o in outcomes if o.action == "failed"]
     kept = [o for o in outcomes if o.action == "kept"]
     if failed:
@@ -124,7 +126,8 @@ def _finish(res, engine: Engine, writer: SidecarWriter, threshold: float) -> Row
 
 
 # -- reports -----------------------------------------------------------------------------------
-REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error")
+REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error",
+                 "in_domain")
 
 
 def write_report(result: BatchResult, path: Path) -> None:

@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=8, help="images per encoder batch")
     p.add_argument("--speak", action="store_true", help="speak each caption aloud")
     p.add_argument("--wav", metavar="FILE", help="write the spoken captions to this WAV file instead")
+    _describe_args(p)
 
     p = sub.add_parser("batch", help="write alt-text sidecars for whole folders, with a report",
                        description="Caption every image under PATH and write alt-text sidecars. "
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, default=None,
                    help="confidence under which alt text is flagged for review (default 0.35)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _describe_args(p)
 
     p = sub.add_parser("watch", help="caption new images as they appear in folders",
                        description="Watch folders; caption each new or changed image once it is completely "
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None)
     p.add_argument("--provider", default=None)
     p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
+    _describe_args(p)
 
     p = sub.add_parser("models", help="list or verify installed model bundles",
                        description="List installed model bundles or verify their files.")
@@ -85,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train", help="train, evaluate and export models (needs the 'train' extra)",
                    add_help=False, prefix_chars="\0")
     return ap
+
+
+def _describe_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what the description says")
+    g.add_argument("--tags", choices=("auto", "always", "never"), default="auto",
+                   help="object tags in the description: auto = when the scene caption is withheld")
+    g.add_argument("--ocr", choices=("auto", "always", "never"), default="auto",
+                   help="read text in the image (needs the 'ocr' extra): auto = when the picture looks like text")
+    g.add_argument("--show-guess", action="store_true",
+                   help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
 
 
 def _sidecar_args(p: argparse.ArgumentParser) -> None:
@@ -108,18 +121,16 @@ def _sidecar_options(ns: argparse.Namespace):
 
 
 def _open_engine(ns: argparse.Namespace):
-    """The engine the options ask for, or an error message for a usage error."""
+    """The describer (engines + gate) the options ask for, or an error message for a usage error."""
     from capdesk.bundle import BundleError
-    from capdesk.engine import Engine
+    from capdesk.describe import DescribeOptions, Describer
     from capdesk.providers import ProviderError
 
+    opts = DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess)
     try:
-        engine = Engine(ns.model, provider=ns.provider, beam=ns.beam or 3)
+        return Describer(ns.model, provider=ns.provider, beam=ns.beam, options=opts), None
     except (BundleError, ProviderError) as exc:
         return None, str(exc)
-    if ns.beam is None:
-        engine.beam = int(engine.bundle.manifest.get("decoding", {}).get("beam", 3))
-    return engine, None
 
 
 def cmd_caption(ns: argparse.Namespace) -> int:
@@ -148,32 +159,30 @@ def cmd_caption(ns: argparse.Namespace) -> int:
         print("capdesk: error: no images found in the given paths", file=sys.stderr)
         return EXIT_SOME_FAILED
 
-    def emit(path: str, caption, error: str | None) -> None:
+    def emit(d) -> None:
         nonlocal failed
-        failed += error is not None
+        failed += d.error is not None
         if ns.json:
-            rec = {"path": path, "caption": caption.text if caption else None,
-                   "confidence": round(caption.confidence, 4) if caption else None,
-                   "words": caption.words if caption else None,
-                   "in_domain": caption.in_domain if caption else None,
-                   "domain_score": caption.domain_score if caption else None,
-                   "model": engine.name, "provider": provider, "error": error}
+            rec = d.to_json()
+            rec["provider"] = provider
             print(json.dumps(rec, ensure_ascii=False), flush=True)
-        elif error:
-            print(f"{path}\tERROR: {error}", flush=True)
-            print(f"capdesk: {path}: {error}", file=sys.stderr)
+        elif d.error:
+            print(f"{d.path}\tERROR: {d.error}", flush=True)
+            print(f"capdesk: {d.path}: {d.error}", file=sys.stderr)
         else:
-            print(f"{path}\t{caption.text}", flush=True)
-        if caption is not None and (ns.wav or speaker):
-            spoken.append(caption.text)
+            print(f"{d.path}\t{d.description}", flush=True)
+        if d.ok and (ns.wav or speaker):
+            spoken.append(d.description)
             if speaker:
-                speaker.say(caption.text)
+                speaker.say(d.description)
+
+    from capdesk.describe import Described
 
     for p, e in errors.items():
-        emit(p, None, e)
+        emit(Described(p, model=engine.name, error=e))
     try:
-        for res in engine.caption_paths(todo, batch_size=max(1, ns.batch_size)):
-            emit(res.path, res.caption, res.error)
+        for d in engine.describe_paths(todo, batch_size=max(1, ns.batch_size)):
+            emit(d)
     except KeyboardInterrupt:
         print("capdesk: interrupted", file=sys.stderr)
         return 130

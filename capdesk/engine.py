@@ -7,6 +7,7 @@ Pillow images, or precomputed encoder features (used by evaluation).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import threading
@@ -95,6 +96,9 @@ class Engine:
         self.dec_init = session("decoder_init.onnx")
         self.dec_step = session("decoder_step.onnx")
         self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        self.labels: list[str] | None = None
+        if m.get("tags", {}).get("file"):
+            self.labels = json.loads(self.bundle.read_verified(m["tags"]["file"]).decode("utf-8"))
         self.domain = None
         gate = m.get("domain_gate")
         if gate:

