@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
     _describe_args(p)
 
+    p = sub.add_parser("gui", help="open the desktop application",
+                       description="Open the desktop application, at PATH (a folder or an image) if given.")
+    p.add_argument("path", nargs="?", help="folder or image to open; the selected image is captioned at once")
+
     p = sub.add_parser("models", help="list or verify installed model bundles",
                        description="List installed model bundles or verify their files.")
     msub = p.add_subparsers(dest="models_command", metavar="ACTION", parser_class=_Parser)
@@ -397,6 +401,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_watch(ns)
     if ns.command == "models":
         return cmd_models(ns)
+    if ns.command == "gui":
+        if ns.path and not __import__("os").path.exists(ns.path):
+            print(f"capdesk: error: {ns.path}: no such file or folder", file=sys.stderr)
+            return EXIT_USAGE
+        from capdesk.gui.app import run
+
+        return run(ns.path)
     build_parser().print_help()
     return EXIT_USAGE
 
