@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", required=True)
     p.add_argument("--card", help="JSON with extra manifest fields (data, licence, metrics)")
 
+    sub.add_parser("finetune", add_help=False, prefix_chars="\0",
+                   help="teach an installed model your own images and captions; installs a new model")
     sub.add_parser("release", add_help=False, prefix_chars="\0",
                    help="export + tune decoding on val + test metrics + attention sheet, into a bundle")
     return ap
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from training.release import main as release_main
 
         return release_main(argv[1:])
+    if argv and argv[0] == "finetune":
+        from training.finetune import main as finetune_main
+
+        return finetune_main(argv[1:])
     ns = build_parser().parse_args(argv)
     if ns.cmd == "train":
         ns.cmd = "fit"

@@ -33,6 +33,8 @@ log = logging.getLogger("training")
 class TrainConfig:
     data: str = ""
     image_root: str = ""  # where the images of a JSON/CSV data set live, if not beside it
+    encoder_file: str = ""  # use this encoder graph (e.g. a base bundle's) instead of exporting one
+    val_fraction: float = 0.1  # held out for validation when the data has no val split
     out: str = "runs/model"
     cache: str = ""
     encoder: str = "lite0"
@@ -85,6 +87,10 @@ def setup_logging(out: Path) -> None:
 
 def encoder_onnx(cfg: TrainConfig) -> tuple[Path, Preprocess, int, int]:
     """Export (once) the encoder graph the features and the app use; returns its facts."""
+    if cfg.encoder_file:
+        path = Path(cfg.encoder_file)
+        meta = json.loads(path.with_suffix(".json").read_text())
+        return path, Preprocess(meta["input_size"], tuple(meta["mean"]), tuple(meta["std"])), meta["grid"], meta["dim"]
     size = cfg.image_size or enc_mod.VARIANTS[cfg.encoder]
     cache = Path(cfg.cache or default_cache_dir())
     path = cache / "encoders" / f"{cfg.encoder}-{size}.onnx"
@@ -102,6 +108,7 @@ def encoder_onnx(cfg: TrainConfig) -> tuple[Path, Preprocess, int, int]:
 
 def prepare(cfg: TrainConfig, dataset: Dataset | None = None) -> tuple[Dataset, FeatureCache]:
     ds = dataset or read_any(Path(cfg.data), Path(cfg.image_root) if cfg.image_root else None)
+    ds.ensure_splits(val_fraction=cfg.val_fraction, seed=cfg.seed)
     for p in ds.problems[:20]:
         log.warning("skipped: %s", p)
     if len(ds.problems) > 20:
@@ -178,8 +185,7 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     if not train_recs:
         raise ValueError("no training images left after skipping unreadable ones")
     if not val_recs:
-        ds.ensure_splits(seed=cfg.seed)
-        train_recs, val_recs = ds.split("train"), ds.split("val")
+        raise ValueError("no validation images: the data set needs at least two readable images")
     if cfg.val_limit:
         val_recs = val_recs[:cfg.val_limit]
     vocab_path = out / "vocab.json"

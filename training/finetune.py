@@ -1,0 +1,156 @@
+"""Teach an installed model the user's own pictures: start from its decoder, add the user's
+new words, train on their images and captions (frozen encoder, cached features), and
+install the result as a new bundle where the app finds it.
+
+    capdesk train finetune --data PATH [--base NAME] --out NAME [--epochs N]
+
+Running the same command again after an interruption resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from capdesk.bundle import BundleError, resolve, user_models_dir
+from training.data import Dataset, read_any
+from training.export import decoder_from_bundle, export_run
+from training.model import Decoder, DecoderConfig
+from training.train import TrainConfig, default_cache_dir, setup_logging, train
+from training.vocab import Vocab
+
+log = logging.getLogger("training")
+MIN_IMAGES = 20  # below this a model learns the captions by heart, not the pictures
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class FinetuneError(ValueError):
+    pass
+
+
+def grow_vocabulary(model: Decoder, old: int, new: int) -> Decoder:
+    """The same decoder with room for ``new - old`` more words; what it knew is kept."""
+    cfg = DecoderConfig(**{**model.cfg.to_dict(), "vocab_size": new})
+    grown = Decoder(cfg)
+    state = grown.state_dict()
+    for k, v in model.state_dict().items():
+        if k in ("embed.weight", "L_o.weight"):
+            state[k][:old] = v
+            if k == "embed.weight":  # new words start near the mean of the known ones
+                state[k][old:] = v.mean(0) + 0.01 * torch.randn(new - old, v.shape[1])
+        elif k == "L_o.bias":
+            state[k][:old] = v
+            state[k][old:] = v.min()  # new words start unlikely, and are learnt from the data
+        else:
+            state[k] = v
+    grown.load_state_dict(state)
+    return grown
+
+
+def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = 15, lr: float = 2e-4,
+             val_fraction: float = 0.15, min_images: int = MIN_IMAGES, work: Path | None = None,
+             models_dir: Path | None = None, cache: Path | None = None, image_root: Path | None = None,
+             progress: bool = True, on_epoch: Callable[[dict], None] | None = None) -> dict:
+    """Fine-tune ``base`` on ``data``; returns the new manifest. Raises FinetuneError on bad input."""
+    if not NAME_RE.match(out_name):
+        raise FinetuneError(f"{out_name!r}: a model name is letters, digits, '.', '_' or '-' (up to 64)")
+    try:
+        base_bundle = resolve(base)
+    except BundleError as exc:
+        raise FinetuneError(str(exc)) from None
+    if base_bundle.name == out_name:
+        raise FinetuneError(f"the new model needs a name other than its base's ({out_name!r})")
+    dest = (models_dir or user_models_dir()) / out_name
+    work = work or Path(default_cache_dir()).parent / "finetune" / out_name
+    cache = cache or Path(default_cache_dir())
+    setup_logging(work)
+    try:
+        ds: Dataset = read_any(Path(data), image_root)
+    except (OSError, ValueError) as exc:
+        raise FinetuneError(str(exc)) from None
+    for p in ds.problems:
+        log.warning("skipped: %s", p)
+    n = len(ds.records)
+    if n < min_images:
+        raise FinetuneError(f"{data}: only {n} image(s) with captions; at least {min_images} are needed to learn "
+                            "from (a few hundred work well)" + (f"; {len(ds.problems)} skipped, see above"
+                                                               if ds.problems else ""))
+    model, itos, manifest = decoder_from_bundle(base_bundle.path)
+    enc = manifest["encoder"]
+    # The base's own encoder graph: features, the new bundle and the base are then exactly comparable.
+    enc_file = cache / "encoders" / f"base-{manifest['files']['encoder.onnx']['sha256'][:16]}.onnx"
+    if not enc_file.exists():
+        enc_file.parent.mkdir(parents=True, exist_ok=True)
+        enc_file.write_bytes(base_bundle.read_verified("encoder.onnx"))
+        enc_file.with_suffix(".json").write_text(json.dumps({
+            "input_size": enc["input_size"], "mean": enc["mean"], "std": enc["std"], "grid": enc["grid"],
+            "dim": enc["feature_dim"]}))
+    dec = manifest["decoder"]
+    cfg = TrainConfig(
+        data=str(data), image_root=str(image_root or ""), out=str(work), cache=str(cache),
+        encoder=enc["architecture"].split("-")[-1], image_size=enc["input_size"], encoder_file=str(enc_file),
+        max_len=int(manifest.get("max_caption_length", 24)) - 2, embed_dim=dec["embed_dim"],
+        hidden_dim=dec["hidden_dim"], attention_dim=dec["attention_dim"], dropout=dec.get("dropout", 0.5),
+        attention=dec.get("attention", "soft"), lr=lr, epochs=epochs, patience=3, val_fraction=val_fraction,
+        batch_size=32, min_count=2)
+    ds.ensure_splits(val_fraction=val_fraction, seed=cfg.seed)
+    vocab = Vocab(itos)
+    vocab_file = work / "vocab.json"
+    if vocab_file.exists():  # resuming: the vocabulary was fixed by the first run
+        vocab = Vocab.load(vocab_file)
+        added = vocab.itos[len(itos):]
+    else:
+        added = vocab.extend((c for r in ds.split("train") for c in r.captions), min_count=2)
+    log.info("fine-tuning %s on %d images (%s); %d new words: %s", base_bundle.name, n,
+             json.dumps(ds.summary()), len(added), ", ".join(added[:30]) + (" ..." if len(added) > 30 else ""))
+    grown = grow_vocabulary(model, len(itos), len(vocab)) if added else model
+    train(cfg, dataset=ds, vocab=vocab, init_state=grown.state_dict(), progress=progress)
+    ck = torch.load(work / "checkpoint_best.pt", map_location="cpu", weights_only=False)
+    before, after = ck["state"].get("before", {}), ck["state"].get("best_metrics", {})
+    info = {
+        "description": f"{base_bundle.name} fine-tuned on {n} of the user's images ({Path(data).name})",
+        "domain": f"pictures like those in {Path(data).name}",
+        "base_model": base_bundle.name,
+        "licence": manifest.get("licence", {}),
+        "metrics": {"heldout": {"split": "val (held out from the user's data)", "images": len(ds.split("val")),
+                                "decoding": "greedy", "before": before, "after": after}},
+        "training": {"data": ds.summary(), "new_words": added},
+    }
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    export_run(work, dest, out_name, info)
+    return json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="capdesk train finetune", description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True, help="your images: a folder with .txt captions beside them, a CSV "
+                                                   "of image,caption, a COCO or Karpathy JSON")
+    ap.add_argument("--base", default=None, help="installed model to start from (default: everyday)")
+    ap.add_argument("--out", required=True, help="name of the new model")
+    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--val-fraction", type=float, default=0.15, help="part held out to measure (default 0.15)")
+    ap.add_argument("--image-root", default=None)
+    ap.add_argument("--models-dir", default=None, help="where to install the new model (default: your model folder)")
+    ns = ap.parse_args(argv)
+    try:
+        m = finetune(Path(ns.data), ns.out, ns.base, ns.epochs, ns.lr, ns.val_fraction,
+                     image_root=Path(ns.image_root) if ns.image_root else None,
+                     models_dir=Path(ns.models_dir) if ns.models_dir else None)
+    except FinetuneError as exc:
+        print(f"capdesk train finetune: error: {exc}", file=sys.stderr)
+        return 2
+    h = m["metrics"]["heldout"]
+    for k in ("BLEU-4", "CIDEr"):
+        print(f"{k} on your held-out images: before {h['before'].get(k, float('nan')):.3f}, "
+              f"after {h['after'].get(k, float('nan')):.3f}")
+    print(f"installed as {m['name']!r}: capdesk caption --model {m['name']} PHOTO")
+    return 0
