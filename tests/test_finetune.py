@@ -1,0 +1,73 @@
+"""Fine-tuning the shipped model on a user's folder of images with .txt captions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import ROOT, SAMPLES, needs_torch, run_cli
+from PIL import Image
+
+pytestmark = needs_torch
+
+WORDS = {"chelsea.png": "cat", "coffee.png": "cup", "rocket.jpg": "rocket", "astronaut.png": "astronaut"}
+
+
+@pytest.fixture
+def user_folder(tmp_path):
+    """24 of a user's pictures with their own alt text, including words the base model never saw."""
+    d = tmp_path / "my photos"
+    d.mkdir()
+    k = 0
+    for name, word in WORDS.items():
+        base = Image.open(SAMPLES / name).convert("RGB")
+        for i in range(6):
+            img = base.rotate(i * 7).crop((i * 5, i * 5, base.width - i * 5, base.height - i * 5))
+            p = d / f"{word}-{i}.jpg"
+            img.save(p, quality=88)
+            (d / f"{word}-{i}.txt").write_text(f"a zorblat {word} in the studio\nthe zorblat {word} again\n",
+                                              encoding="utf-8")
+            k += 1
+    return d
+
+
+def test_finetune_installs_a_new_model_the_app_loads(tmp_path, user_folder):
+    from training.finetune import finetune
+
+    m = finetune(user_folder, "mine", epochs=2, lr=1e-3, work=tmp_path / "work", cache=tmp_path / "cache",
+                 progress=False)
+    assert m["name"] == "mine" and m["base_model"] == "everyday"
+    assert "zorblat" in m["training"]["new_words"]
+    h = m["metrics"]["heldout"]
+    assert set(h["before"]) >= {"BLEU-4", "CIDEr"} and set(h["after"]) >= {"BLEU-4", "CIDEr"}
+    vocab = json.loads((ROOT / "models" / "everyday" / "vocab.json").read_text())["itos"]
+    new_vocab = m["vocab"]["size"]
+    assert new_vocab > len(vocab)  # the base's words are kept, the user's added
+    r = run_cli("caption", "--json", "--model", "mine", "--ocr", "never", str(user_folder / "cat-0.jpg"))
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["model"] == "mine" and rec["caption"]
+    # same encoder graph as the base: the new model takes part in routing
+    base = json.loads((ROOT / "models" / "everyday" / "manifest.json").read_text())
+    assert m["files"]["encoder.onnx"]["sha256"] == base["files"]["encoder.onnx"]["sha256"]
+    assert "domain_gate" in m
+
+
+def test_too_little_data_and_bad_records_are_explained(tmp_path):
+    d = tmp_path / "few"
+    d.mkdir()
+    for i in range(3):
+        shutil.copy(SAMPLES / "chelsea.png", d / f"c{i}.png")
+        (d / f"c{i}.txt").write_text("a cat\n")
+    (d / "broken.jpg").write_bytes(b"nope")
+    (d / "broken.txt").write_text("a broken file\n")
+    (d / "silent.png").write_bytes((SAMPLES / "coffee.png").read_bytes())
+    (d / "silent.txt").write_text("\n  \n")
+    r = run_cli("train", "finetune", "--data", str(d), "--out", "tiny")
+    assert r.returncode == 2
+    assert "only 4 image(s) with captions; at least 20" in r.stderr
+    r = run_cli("train", "finetune", "--data", str(tmp_path / "missing"), "--out", "x")
+    assert r.returncode == 2 and "no such file or folder" in r.stderr
+    r = run_cli("train", "finetune", "--data", str(d), "--out", "bad name!")
+    assert r.returncode == 2 and "a model name is" in r.stderr
