@@ -212,3 +212,33 @@ def test_model_import_and_verify(qtbot, window, tmp_path):
     m["name"] = "broken"
     (src / "manifest.json").write_text(json.dumps(m))
     assert dlg.import_bundle(str(src)) is None and "Import failed" in dlg.info.text()
+
+
+def test_teach_dialog_cancel_resume_and_switch(qtbot, window, tmp_path):
+    pytest.importorskip("torch")
+    from PIL import Image
+
+    from capdesk.gui.dialogs import TeachDialog
+
+    d = tmp_path / "mine"
+    d.mkdir()
+    for name, word in (("chelsea.png", "cat"), ("coffee.png", "cup"), ("rocket.jpg", "rocket")):
+        base = Image.open(SAMPLES / name).convert("RGB")
+        for i in range(8):
+            base.rotate(i * 9).save(d / f"{word}{i}.jpg", quality=85)
+            (d / f"{word}{i}.txt").write_text(f"my {word} number {i}\n")
+    dlg = TeachDialog(window)
+    qtbot.addWidget(dlg)
+    dlg.folder.setText(str(d))
+    dlg.name.setText("my-things")
+    dlg.epochs.setValue(2)
+    dlg.start()
+    qtbot.waitUntil(lambda: dlg.bar.maximum() > 0 and dlg.bar.value() >= 1, timeout=TIMEOUT)
+    dlg.cancel()
+    qtbot.waitUntil(lambda: bool(dlg.error) or dlg.manifest is not None, timeout=TIMEOUT)
+    assert "cancelled" in dlg.error
+    dlg.start()  # resumes the same run
+    qtbot.waitUntil(lambda: dlg.manifest is not None or bool(dlg.error and dlg.start_btn.isEnabled()),
+                    timeout=TIMEOUT)
+    assert dlg.manifest is not None, dlg.error
+    assert window.settings.model == "my-things" and "now uses my-things" in dlg.status.text()

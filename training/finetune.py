@@ -55,7 +55,8 @@ def grow_vocabulary(model: Decoder, old: int, new: int) -> Decoder:
 def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = 15, lr: float = 2e-4,
              val_fraction: float = 0.15, min_images: int = MIN_IMAGES, work: Path | None = None,
              models_dir: Path | None = None, cache: Path | None = None, image_root: Path | None = None,
-             progress: bool = True, on_epoch: Callable[[dict], None] | None = None) -> dict:
+             progress: bool = True, on_step: Callable | None = None,
+             should_stop: Callable[[], bool] | None = None) -> dict:
     """Fine-tune ``base`` on ``data``; returns the new manifest. Raises FinetuneError on bad input."""
     if not NAME_RE.match(out_name):
         raise FinetuneError(f"{out_name!r}: a model name is letters, digits, '.', '_' or '-' (up to 64)")
@@ -109,7 +110,8 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = 1
     log.info("fine-tuning %s on %d images (%s); %d new words: %s", base_bundle.name, n,
              json.dumps(ds.summary()), len(added), ", ".join(added[:30]) + (" ..." if len(added) > 30 else ""))
     grown = grow_vocabulary(model, len(itos), len(vocab)) if added else model
-    train(cfg, dataset=ds, vocab=vocab, init_state=grown.state_dict(), progress=progress)
+    train(cfg, dataset=ds, vocab=vocab, init_state=grown.state_dict(), progress=progress, on_step=on_step,
+          should_stop=should_stop)
     ck = torch.load(work / "checkpoint_best.pt", map_location="cpu", weights_only=False)
     before, after = ck["state"].get("before", {}), ck["state"].get("best_metrics", {})
     info = {

@@ -70,6 +70,20 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("capdesk")) / "features"
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is now (it may be replaced, e.g. by a test runner)."""
+
+    @property
+    def stream(self):
+        import sys
+
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def setup_logging(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger("training")
@@ -78,8 +92,8 @@ def setup_logging(out: Path) -> None:
         fh = logging.FileHandler(out / "train.log", encoding="utf-8")
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         root.addHandler(fh)
-    if not any(type(h) is logging.StreamHandler for h in root.handlers):
-        sh = logging.StreamHandler()
+    if not any(isinstance(h, _StderrHandler) for h in root.handlers):
+        sh = _StderrHandler()
         sh.setFormatter(logging.Formatter("%(message)s"))
         root.addHandler(sh)
     root.setLevel(logging.INFO)
@@ -167,9 +181,18 @@ def validate(model: Decoder, feats: np.ndarray, records, vocab: Vocab, max_len: 
     return score(references(records), hyps)
 
 
+class Cancelled(Exception):
+    """Training was stopped on request; checkpoint_last.pt lets the same run resume."""
+
+
 def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None = None,
-          init_state: dict | None = None, progress: bool = True) -> Path:
-    """Train (or resume) a run in ``cfg.out``; returns the folder. Best weights: checkpoint_best.pt."""
+          init_state: dict | None = None, progress: bool = True,
+          on_step=None, should_stop=None) -> Path:
+    """Train (or resume) a run in ``cfg.out``; returns the folder. Best weights: checkpoint_best.pt.
+
+    ``on_step(epoch, step, steps, epochs)`` reports progress; ``should_stop()`` asks to stop
+    (a checkpoint is written, then ``Cancelled`` is raised).
+    """
     from tqdm import tqdm
 
     out = Path(cfg.out)
@@ -264,6 +287,12 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
             if time.time() - last_save > cfg.ckpt_minutes * 60:
                 save(last)
                 last_save = time.time()
+            if on_step is not None:
+                on_step(epoch, k + 1, len(order), cfg.epochs)
+            if should_stop is not None and should_stop():
+                save(last)
+                log.info("stopped on request at epoch %d step %d; run again to resume", epoch + 1, k + 1)
+                raise Cancelled()
             if cfg.max_steps and state["global_step"] >= cfg.max_steps:
                 stop = True
                 break

@@ -407,3 +407,165 @@ class SettingsDialog(QDialog):
         s.confidence_threshold = self.threshold.value()
         s.clipboard = self.clipboard.isChecked()
         super().accept()
+
+
+class _TeachWorker(QObject):
+    progress = Signal(int, int, int, int)
+    finished = Signal(object, str)
+
+    def __init__(self, folder: str, base: str, name: str, epochs: int) -> None:
+        super().__init__()
+        self.args = (folder, base, name, epochs)
+        self.cancel = threading.Event()
+
+    def run(self) -> None:
+        folder, base, name, epochs = self.args
+        try:
+            from training.finetune import FinetuneError, finetune
+            from training.train import Cancelled
+        except ImportError as exc:
+            self.finished.emit(None, f"teaching needs the training extra (pip install 'capdesk[train]'): {exc}")
+            return
+        try:
+            m = finetune(Path(folder), name, base or None, epochs, progress=False,
+                         on_step=lambda e, s, n, E: self.progress.emit(e, s, n, E), should_stop=self.cancel.is_set)
+            self.finished.emit(m, "")
+        except Cancelled:
+            self.finished.emit(None, "cancelled; start again with the same name to resume")
+        except FinetuneError as exc:
+            self.finished.emit(None, str(exc))
+        except Exception as exc:  # shown in the dialog, never a crash
+            self.finished.emit(None, f"{type(exc).__name__}: {exc}")
+
+
+class TeachDialog(QDialog):
+    """'Teach CapDesk': fine-tune a model on a folder of the user's images with .txt alt text."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setWindowTitle("Teach CapDesk your pictures")
+        form = QFormLayout()
+        intro = QLabel("Choose a folder of your pictures, each with a .txt file of its alt text beside it "
+                       "(the files CapDesk writes, corrected by you). A few hundred pictures work well.")
+        intro.setWordWrap(True)
+        self.folder = _named(QLineEdit(window.settings.last_folder), "Folder of pictures with alt text")
+        browse = _named(QPushButton("&Browse…"), "Browse for folder")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder)
+        row.addWidget(browse)
+        lbl = QLabel("&Folder:")
+        lbl.setBuddy(self.folder)
+        form.addRow(lbl, row)
+        self.base = _named(QComboBox(), "Model to start from")
+        found, _ = discover()
+        self.base.addItems([b.name for b in found])
+        if "everyday" in [b.name for b in found]:
+            self.base.setCurrentText("everyday")
+        bl = QLabel("Start &from:")
+        bl.setBuddy(self.base)
+        form.addRow(bl, self.base)
+        self.name = _named(QLineEdit("my-pictures"), "Name of the new model")
+        nl = QLabel("New model &name:")
+        nl.setBuddy(self.name)
+        form.addRow(nl, self.name)
+        self.epochs = _named(QSpinBox(), "Training rounds (epochs)")
+        self.epochs.setRange(1, 100)
+        self.epochs.setValue(15)
+        el = QLabel("&Rounds:")
+        el.setBuddy(self.epochs)
+        form.addRow(el, self.epochs)
+        self.bar = _named(QProgressBar(), "Teaching progress")
+        self.status = _named(QLabel(""), "Teaching status")
+        self.status.setWordWrap(True)
+        self.start_btn = _named(QPushButton("&Start"), "Start teaching")
+        self.cancel_btn = _named(QPushButton("&Cancel"), "Cancel teaching")
+        self.close_btn = _named(QPushButton("C&lose"), "Close")
+        self.cancel_btn.setEnabled(False)
+        self.start_btn.clicked.connect(self.start)
+        self.cancel_btn.clicked.connect(self.cancel)
+        self.close_btn.clicked.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(intro)
+        lay.addLayout(form)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.status)
+        h = QHBoxLayout()
+        for b in (self.start_btn, self.cancel_btn, self.close_btn):
+            h.addWidget(b)
+        lay.addLayout(h)
+        self.thread: QThread | None = None
+        self.worker: _TeachWorker | None = None
+        self.manifest = None
+        self.error = ""
+        self._t0 = 0.0
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
+        if d:
+            self.folder.setText(d)
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        if screen_reader_active():
+            announce(self, text)
+
+    def start(self) -> None:
+        import time
+
+        self.manifest, self.error = None, ""
+        self.worker = _TeachWorker(self.folder.text().strip(), self.base.currentText(), self.name.text().strip(),
+                                   self.epochs.value())
+        self.thread = QThread(self)
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.run)
+        self.worker.progress.connect(self._progress)
+        self.worker.finished.connect(self._finished)
+        self.start_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.bar.setRange(0, 0)
+        self._t0 = time.monotonic()
+        self._say("Reading your pictures and preparing…")
+        self.thread.start()
+
+    def _progress(self, epoch: int, step: int, steps: int, epochs: int) -> None:
+        import time
+
+        total = steps * epochs
+        done = epoch * steps + step
+        self.bar.setRange(0, total)
+        self.bar.setValue(done)
+        spent = time.monotonic() - self._t0
+        eta = spent / max(done, 1) * (total - done)
+        self.status.setText(f"Round {epoch + 1} of {epochs}, step {step} of {steps}; "
+                            f"at most about {eta / 60:.0f} min left (it may stop early when it stops improving)")
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.set()
+            self._say("Stopping…")
+
+    def _finished(self, manifest, error: str) -> None:
+        self.thread.quit()
+        self.thread.wait()
+        self.cancel_btn.setEnabled(False)
+        self.start_btn.setEnabled(True)
+        self.manifest, self.error = manifest, error
+        if error:
+            self._say(f"Teaching stopped: {error}")
+            return
+        h = manifest["metrics"]["heldout"]
+        b, a = h["before"].get("CIDEr", 0.0), h["after"].get("CIDEr", 0.0)
+        self.window_.settings.model = manifest["name"]
+        self.window_.settings.save()
+        self.window_._apply_settings()
+        self._say(f"Done. CapDesk now uses {manifest['name']}. On your held-out pictures CIDEr went from "
+                  f"{b:.2f} to {a:.2f}.")
+
+    def reject(self) -> None:
+        if self.thread is not None and self.thread.isRunning():
+            self.cancel()
+            self.thread.quit()
+            self.thread.wait(60000)
+        super().reject()

@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
                                           checkable=True)
         t = mb.addMenu("&Tools")
         self._action(t, "&Models…", self.open_models_dialog, "Ctrl+M")
+        self._action(t, "&Teach CapDesk your pictures…", self.open_teach_dialog, "Ctrl+T")
         self._action(t, "&Settings…", self.open_settings_dialog, QKeySequence.StandardKey.Preferences)
         h = mb.addMenu("&Help")
         self._action(h, "&About CapDesk", self._about)
@@ -593,6 +594,11 @@ class MainWindow(QMainWindow):
             self._apply_settings()
             if self.current is not None:
                 self.caption_current()
+
+    def open_teach_dialog(self) -> None:
+        from .dialogs import TeachDialog
+
+        TeachDialog(self).exec()
 
     def open_settings_dialog(self) -> None:
         from .dialogs import SettingsDialog
