@@ -1,0 +1,113 @@
+"""A model card (``README.md`` of a bundle) from its manifest and a few hand-written notes.
+
+    python -m training.card BUNDLE NOTES.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "CIDEr")
+
+
+def _table(test: dict) -> str:
+    beams = sorted((k for k in test if k.startswith("beam")), key=lambda k: int(k[4:]))
+    cols = [m for m in METRICS if any(m in test[b] for b in beams)]
+    head = "| decoding | " + " | ".join(cols) + " | mean words | decode ms/image |"
+    sep = "| --- " * (len(cols) + 3) + "|"
+    rows = []
+    for b in beams:
+        r = test[b]
+        rows.append(f"| beam {b[4:]} | " + " | ".join(f"{r[c]:.3f}" if c in r else "—" for c in cols)
+                    + f" | {r.get('mean_length', '—')} | {r.get('decode_ms_per_image', '—')} |")
+    return "\n".join([head, sep, *rows])
+
+
+def render(manifest: dict, notes: dict) -> str:
+    m = manifest
+    t = m.get("metrics", {}).get("test", {})
+    enc, dec, tr = m["encoder"], m["decoder"], m.get("training", {})
+    cfg = tr.get("config", {})
+    gate = m.get("domain_gate", {})
+    lines = [
+        f"# Model card: `{m['name']}`",
+        "",
+        notes.get("summary", m.get("description", "")),
+        "",
+        "## What it is for, and what it is not for",
+        "",
+        notes.get("use", ""),
+        "",
+        "## Data",
+        "",
+        notes.get("data", ""),
+        "",
+        f"Test figures below are on the **{t.get('split', 'test')} split** of `{t.get('data', '?')}` "
+        f"({t.get('images', '?')} images, never used for any choice); every choice was made on the val split.",
+        "",
+        "## Network and training",
+        "",
+        f"- Encoder: {enc['architecture']} ({enc.get('weights', '')}), input {enc['input_size']} px, "
+        f"grid of {enc['grid']} locations × {enc['feature_dim']} features; also its ImageNet head (object tags).",
+        f"- Decoder: {dec.get('attention', 'soft')} attention (Xu et al., 2015) with the β gate, LSTM of "
+        f"{dec['hidden_dim']}, embedding {dec['embed_dim']}, attention {dec['attention_dim']}, deep output "
+        f"layer, dropout {dec.get('dropout')}; vocabulary {m['vocab']['size']} words "
+        f"(seen at least {m['vocab'].get('min_count', '?')} times in training captions).",
+        f"- Training: cross-entropy + doubly stochastic attention penalty (λ = {cfg.get('ds_lambda')}), "
+        f"Adam lr {cfg.get('lr')} (×{cfg.get('lr_decay')} after a worse epoch), batch {cfg.get('batch_size')} "
+        f"bucketed by length, gradient clipping {cfg.get('clip')}, horizontal-flip feature augmentation "
+        f"{'on' if cfg.get('flip') else 'off'}, early stopping on val BLEU-4 (patience {cfg.get('patience')}); "
+        f"best epoch {tr.get('best_epoch')} of {len(tr.get('history', []))} run, seed {cfg.get('seed')}.",
+        f"- Decoding (chosen on val): beam {m['decoding']['beam']}, length normalisation α = "
+        f"{m['decoding']['length_alpha']}, n-gram blocking {m['decoding']['block_ngram'] or 'off'}.",
+        "",
+        "## Test-split figures",
+        "",
+        "Corpus-level BLEU-1..4 and CIDEr-D computed by the COCO caption evaluation code (pycocoevalcap) on "
+        "lower-cased, punctuation-free tokens; METEOR 1.5 where Java was present. Through ONNX Runtime on "
+        "the CPU, exactly as the app runs.",
+        "",
+        _table(t) if t else "(not measured)",
+        "",
+        notes.get("figures", ""),
+        "",
+        "## Knowing its limits",
+        "",
+        f"The bundle carries a summary of its training pictures' features (`domain.npz`, {gate.get('method', '')}); "
+        f"a picture scoring over {gate.get('threshold', 0):.3f} ({gate.get('threshold_rule', '')}), or "
+        "resembling another installed model's pictures more, is outside this model's domain: CapDesk then "
+        "withholds the caption and says what the tags and the text in the picture show.",
+        "",
+        notes.get("limits", ""),
+        "",
+        "## Known failure modes",
+        "",
+        notes.get("failures", ""),
+        "",
+        "## Speed",
+        "",
+        notes.get("speed", ""),
+        "",
+        "## Licences",
+        "",
+        f"- Weights: {m.get('licence', {}).get('weights', '')}",
+        f"- Data: {m.get('licence', {}).get('data', '')}",
+        "",
+        "![per-word attention on test images](attention-sheet.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    bundle, notes = Path(argv[0]), json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    (bundle / "README.md").write_text(render(manifest, notes), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
