@@ -7,20 +7,25 @@ from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 
 def heatmap(att: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """A [rows, cols] attention grid upsampled smoothly to ``size`` (w, h), scaled to 0..1."""
+    """A [rows, cols] attention grid upsampled smoothly to ``size`` (w, h), stretched to 0..1.
+
+    Stretched from its minimum to its maximum: a soft attention is spread over the whole grid,
+    and what matters to a reader is where it looked more.
+    """
     a = np.asarray(att, dtype=np.float32)
-    a = a / a.max() if a.max() > 0 else a
+    span = float(a.max() - a.min())
+    a = (a - a.min()) / span if span > 1e-9 else np.ones_like(a)
     small = Image.fromarray((a * 255).astype(np.uint8), "L")
     big = small.resize(size, Image.BICUBIC).filter(ImageFilter.GaussianBlur(radius=max(size) / 40))
     return np.asarray(big, dtype=np.float32) / 255.0
 
 
-def overlay(img: Image.Image, att: np.ndarray, strength: float = 0.75) -> Image.Image:
-    """Dim the image where the model did not look, so the attended region stands out."""
+def overlay(img: Image.Image, att: np.ndarray, strength: float = 0.85) -> Image.Image:
+    """Darken the image where the model did not look, as in the paper's figures."""
     base = img.convert("RGB")
     h = heatmap(att, base.size)[..., None]
     arr = np.asarray(base, dtype=np.float32)
-    lit = arr * (1 - strength + strength * h) + 255 * 0.15 * h  # a faint glow where it looked
+    lit = arr * (1 - strength + strength * h) + 255 * 0.12 * h  # a faint glow where it looked
     return Image.fromarray(np.clip(lit, 0, 255).astype(np.uint8), "RGB")
 
 

@@ -63,7 +63,8 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
                  "provider": engine.provider}
     for b in beams:
         t0 = time.perf_counter()
-        caps = decode_all(engine, feats, b, **(decoding or {}))
+        kw = {k: v for k, v in (decoding or {}).items() if k in ("length_alpha", "block_ngram")}
+        caps = decode_all(engine, feats, b, **kw)
         dt = time.perf_counter() - t0
         hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
         m = score(refs, hyps, meteor=meteor)
@@ -112,7 +113,9 @@ def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | No
             caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
             m = score(refs, {str(r.image): " ".join(c.words) for r, c in zip(records, caps)})
             results.append({"length_alpha": alpha, "block_ngram": block, **m})
-    best = max(results, key=lambda r: (r["BLEU-4"] + r["CIDEr"] / 10))
+    # CIDEr (the consensus measure) and BLEU-4 with equal weight: BLEU-4 alone prefers captions that
+    # repeat a phrase ("a man riding a horse on a horse"), which CIDEr penalises.
+    best = max(results, key=lambda r: r["BLEU-4"] + r["CIDEr"])
     return {"chosen": {"length_alpha": best["length_alpha"], "block_ngram": best["block_ngram"]},
             "grid": results}
 
