@@ -83,9 +83,10 @@ def beam_search(
         for n in range(n_images):
             if live[n] <= 0:
                 continue
-            if block_ngram:
-                for k in range(K):
-                    if np.isfinite(scores[n, k]):
+            for k in range(K):
+                if np.isfinite(scores[n, k]) and seqs[n][k]:
+                    logp[n, k, seqs[n][k][-1]] = -np.inf  # a word never follows itself ("white white")
+                    if block_ngram:
                         for w in _blocked(seqs[n][k], block_ngram):
                             logp[n, k, w] = -np.inf
             cand = (scores[n][:, None] + logp[n]).ravel()

@@ -12,6 +12,29 @@ TEXT_BEARING = frozenset({
 })
 
 
+# Fine-grained ImageNet classes (118 dog breeds, five house cats, dozens of birds) are often
+# confused with one another; their sum names the animal far more reliably than any breed.
+GROUPS: tuple[tuple[int, int, str], ...] = (
+    (0, 6, "fish"), (7, 24, "bird"), (80, 100, "bird"), (127, 146, "bird"), (33, 37, "turtle"),
+    (38, 48, "lizard"), (52, 68, "snake"), (72, 77, "spider"), (151, 268, "dog"), (281, 285, "cat"),
+    (294, 297, "bear"), (300, 311, "beetle"), (321, 326, "butterfly"), (365, 384, "monkey or ape"),
+    (389, 397, "fish"),
+)
+
+
+def grouped(p: np.ndarray, labels: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Probabilities and names with each group of fine-grained classes merged into one."""
+    if len(labels) != 1000 or len(p) != 1000:
+        return p, labels
+    keep = np.ones(1000, bool)
+    probs, names = [], []
+    for lo, hi, name in GROUPS:
+        keep[lo:hi + 1] = False
+        probs.append(p[lo:hi + 1].sum())
+        names.append(name)
+    return np.concatenate([p[keep], np.array(probs)]), [n for n, k in zip(labels, keep) if k] + names
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     z = np.asarray(logits, np.float64)
     z = z - z.max(axis=-1, keepdims=True)
@@ -24,7 +47,7 @@ def top_tags(logits: np.ndarray | None, labels: list[str] | None, threshold: flo
     """(label, probability) of the classes above ``threshold``, most likely first."""
     if logits is None or not labels:
         return []
-    p = softmax(logits)
+    p, labels = grouped(softmax(logits), labels)
     order = np.argsort(-p)[:max_tags]
     out: list[tuple[str, float]] = []
     for i in order:

@@ -130,6 +130,8 @@ class Decoder(nn.Module):
                 logp[:, list(banned)] = -torch.inf
             if t == 0:
                 logp[:, end] = -torch.inf
+            else:  # as the app decodes: a word never follows itself
+                logp[torch.arange(B, device=feats.device), word] = -torch.inf
             word = logp.argmax(1)
             word = torch.where(finished, torch.full_like(word, end), word)
             out[:, t] = word

@@ -17,9 +17,15 @@ from training.export import export_run, write_manifest
 def release(run: Path, data: Path, name: str, out: Path, info: dict | None = None,
             image_root: Path | None = None, beams: tuple[int, ...] = (1, 3, 5), meteor: bool = True,
             tune: bool = True) -> dict:
-    info = dict(info or {})
-    export_run(run, out, name, info)
+    export_run(run, out, name, dict(info or {}))
+    return measure(out, data, image_root, beams, meteor, tune)
+
+
+def measure(out: Path, data: Path, image_root: Path | None = None, beams: tuple[int, ...] = (1, 3, 5),
+            meteor: bool = True, tune: bool = True) -> dict:
+    """Tune decoding on val, then test figures and the attention sheet, into an existing bundle."""
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    name = manifest["name"]
     if tune:
         tuning = tune_decoding(out, data, beam=3, image_root=image_root)
         manifest["decoding"].update(tuning["chosen"])
@@ -46,10 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--info", help="JSON file of manifest fields: description, domain, licence, data ...")
     ap.add_argument("--image-root")
     ap.add_argument("--no-tune", action="store_true")
+    ap.add_argument("--measure-only", action="store_true", help="the bundle exists: only tune and measure it")
     ns = ap.parse_args(argv)
     info = json.loads(Path(ns.info).read_text()) if ns.info else {}
-    m = release(Path(ns.run), Path(ns.data), ns.name, Path(ns.out), info,
-                Path(ns.image_root) if ns.image_root else None, tune=not ns.no_tune)
+    root = Path(ns.image_root) if ns.image_root else None
+    if ns.measure_only:
+        m = measure(Path(ns.out), Path(ns.data), root, tune=not ns.no_tune)
+    else:
+        m = release(Path(ns.run), Path(ns.data), ns.name, Path(ns.out), info, root, tune=not ns.no_tune)
     print(json.dumps({"decoding": m["decoding"], "metrics": m["metrics"]}, indent=2))
     return 0
 
