@@ -101,10 +101,13 @@ def write_sheet(path: Path, images: list[Path], caps: list[Caption], grid: tuple
     sheet.save(path)
 
 
-def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | None = None) -> dict:
-    """Pick length normalisation and n-gram blocking on the val split (never on test)."""
+def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | None = None,
+                  limit: int = 500) -> dict:
+    """Pick length normalisation and n-gram blocking on (at most ``limit`` images of) the val split."""
     engine = Engine(str(bundle), provider="cpu")
     records = read_any(Path(data), image_root).split("val")
+    if limit:
+        records = records[:limit]
     feats, records, _ = encode_records(engine, records)
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
     results = []
