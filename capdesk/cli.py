@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     _sidecar_args(p)
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.csv, FILE.json or FILE.html")
+    p.add_argument("--embed", action="store_true",
+                   help="also write the alt text into the image files themselves (needs exiftool and the xmp "
+                        "sidecar); each original is kept beside it as NAME_original")
     p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
     p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
     p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
@@ -222,6 +225,9 @@ def cmd_batch(ns: argparse.Namespace) -> int:
     if err:
         print(f"capdesk: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if ns.embed and "xmp" not in opts.formats:
+        print("capdesk: error: --embed copies the XMP sidecar into the image: add xmp to --sidecar", file=sys.stderr)
+        return EXIT_USAGE
     writer = SidecarWriter(opts)
     bar = None
     if not ns.quiet:
@@ -258,6 +264,18 @@ def cmd_batch(ns: argparse.Namespace) -> int:
                            progress=progress, cancelled=cancel.is_set)
     finally:
         signal.signal(signal.SIGINT, previous)
+    if ns.embed:
+        from capdesk.sidecars import SidecarError, embed_in_image
+
+        for row in result.rows:
+            if row.status != "captioned":
+                continue
+            xmp = writer.paths(Path(row.path))["xmp"]
+            try:
+                embed_in_image(Path(row.path), xmp)
+            except SidecarError as exc:
+                row.status, row.error = "failed", f"embedding: {exc}"
+                print(f"capdesk: {exc}", file=sys.stderr)
     if bar is not None:
         bar.close()
     if ns.report:

@@ -98,6 +98,8 @@ def test_word_selection_draws_attention(qtbot, window, photos):
     assert before != after  # the map is drawn over the picture
     window.words.setCurrentRow(2)
     assert window.view.pixmap().toImage() != after  # and it moves with the words
+    strip = window.strip.pixmap()  # the paper-style strip: every word with its map
+    assert not strip.isNull() and strip.width() > strip.height() * window.words.count() // 2
 
 
 def test_clipboard_image_is_captioned_and_offered_back(qtbot, window):

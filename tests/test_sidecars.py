@@ -162,3 +162,23 @@ def test_embed_keeps_original_bytes(image, writer):
     r = subprocess.run(["exiftool", "-s3", "-XMP-iptcCore:AltTextAccessibility", str(image)],
                        capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "A cat."
+
+
+@needs_exiftool
+def test_batch_embed_only_when_asked(tmp_path):
+    from conftest import run_cli
+
+    d = tmp_path / "emb"
+    d.mkdir()
+    shutil.copy(SAMPLES / "rocket.jpg", d / "rocket.jpg")
+    original = (d / "rocket.jpg").read_bytes()
+    assert run_cli("batch", str(d), "-q").returncode == 0
+    assert (d / "rocket.jpg").read_bytes() == original and not (d / "rocket.jpg_original").exists()
+    (d / "rocket.txt").unlink()
+    (d / "rocket.jpg.xmp").unlink()
+    assert run_cli("batch", str(d), "-q", "--embed").returncode == 0
+    assert (d / "rocket.jpg_original").read_bytes() == original
+    r = subprocess.run(["exiftool", "-s3", "-XMP-iptcCore:AltTextAccessibility", str(d / "rocket.jpg")],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == (d / "rocket.txt").read_text(encoding="utf-8").strip()
+    assert run_cli("batch", str(d), "--embed", "--sidecar", "txt").returncode == 2

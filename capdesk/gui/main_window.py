@@ -22,13 +22,14 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from capdesk.attention import overlay
+from capdesk.attention import overlay, strip
 from capdesk.describe import Described, DescribeOptions, Describer
 from capdesk.engine import expand_paths
 from capdesk.imageio import ImageError, is_image_path, load_image
@@ -119,6 +120,15 @@ class MainWindow(QMainWindow):
         self.words.currentRowChanged.connect(self._on_word)
         mv.addWidget(wl)
         mv.addWidget(self.words)
+        self.strip = QLabel()
+        self.strip.setAccessibleName("Attention strip")
+        self.strip.setAccessibleDescription("Each word of the caption with where the model looked for it")
+        strip_area = QScrollArea()
+        strip_area.setWidget(self.strip)
+        strip_area.setWidgetResizable(True)
+        strip_area.setMaximumHeight(150)
+        strip_area.setAccessibleName("Attention strip")
+        mv.addWidget(strip_area)
         self.info = QLabel("")
         self.info.setAccessibleName("Caption details")
         self.info.setWordWrap(True)
@@ -417,6 +427,12 @@ class MainWindow(QMainWindow):
         self.info.setText(" · ".join(x for x in (f"model {d.model}", conf, dom, f"tags: {tag_text}" if tag_text
                                                   else "", f"caption: {d.caption.text}" if d.caption else "") if x))
         self._draw(e, None)
+        if e.image is not None and d.caption is not None and d.caption.words:
+            cap = d.caption
+            self.strip.setPixmap(pil_to_qpixmap(strip(e.image, cap.words, cap.attention, cap.grid, tile=96,
+                                                      per_row=len(cap.words) + 1)))
+        else:
+            self.strip.clear()
 
     def _draw(self, e: Entry, word: int | None) -> None:
         if e.image is None:
