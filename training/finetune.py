@@ -52,7 +52,14 @@ def grow_vocabulary(model: Decoder, old: int, new: int) -> Decoder:
     return grown
 
 
-def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = 15, lr: float = 2e-4,
+# Chosen on held-out data of the user's case (300 aerial photos, 45 held out): lr 5e-4 and up to 30
+# epochs gave held-out BLEU-4 0.240 / CIDEr 1.25, against 0.210 / 1.18 with 2e-4 and 15 epochs.
+DEFAULT_LR = 5e-4
+DEFAULT_EPOCHS = 30
+
+
+def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = DEFAULT_EPOCHS,
+             lr: float = DEFAULT_LR,
              val_fraction: float = 0.15, min_images: int = MIN_IMAGES, work: Path | None = None,
              models_dir: Path | None = None, cache: Path | None = None, image_root: Path | None = None,
              progress: bool = True, on_step: Callable | None = None,
@@ -137,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    "of image,caption, a COCO or Karpathy JSON")
     ap.add_argument("--base", default=None, help="installed model to start from (default: everyday)")
     ap.add_argument("--out", required=True, help="name of the new model")
-    ap.add_argument("--epochs", type=int, default=15)
-    ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="at most this many (stops early)")
+    ap.add_argument("--lr", type=float, default=DEFAULT_LR)
     ap.add_argument("--val-fraction", type=float, default=0.15, help="part held out to measure (default 0.15)")
     ap.add_argument("--image-root", default=None)
     ap.add_argument("--models-dir", default=None, help="where to install the new model (default: your model folder)")

@@ -472,7 +472,7 @@ class TeachDialog(QDialog):
         form.addRow(nl, self.name)
         self.epochs = _named(QSpinBox(), "Training rounds (epochs)")
         self.epochs.setRange(1, 100)
-        self.epochs.setValue(15)
+        self.epochs.setValue(30)
         el = QLabel("&Rounds:")
         el.setBuddy(self.epochs)
         form.addRow(el, self.epochs)
