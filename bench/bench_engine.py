@@ -93,48 +93,51 @@ def main() -> int:
     arrs = [eng.preprocess.load(p)[1] for p in SAMPLES]
     single = arrs[0][None]
     batch = np.stack([arrs[i % len(arrs)] for i in range(ns.batch)])
+    # All engine timings first, then PyTorch's: torch's OpenMP threads keep spinning for a while after
+    # each call and would steal the cores from ONNX Runtime if the two were interleaved.
+    paths = [SAMPLES[i % len(SAMPLES)] for i in range(ns.batch)]
+    measures = [
+        ("encoder only, 1 image", 1, lambda: eng.encode(single), ("enc", single)),
+        (f"encoder only, batch {ns.batch}", ns.batch, lambda: eng.encode(batch), ("enc", batch)),
+    ]
+    for beam in (1, 3):
+        measures.append((f"caption beam {beam}, 1 image", 1, lambda b=beam: eng.caption_arrays(single, b),
+                         ("cap", single, beam)))
+        measures.append((f"caption beam {beam}, batch {ns.batch}", ns.batch,
+                         lambda b=beam: eng.caption_arrays(batch, b), ("cap", batch, beam)))
+    measures.append((f"file -> caption beam 3, {ns.batch} files (load, preprocess, model)", ns.batch,
+                     lambda: list(eng.caption_paths(paths, beam=3, batch_size=ns.batch)), None))
+    rows = []
+    for what, n, fn, _ in measures:
+        t = median_time(fn, ns.runs) / n
+        rows.append({"measure": what, "images": n, "onnxruntime_ms_per_image": round(t * 1000, 2),
+                     "onnxruntime_images_per_s": round(1 / t, 1)})
     base = None
     if not ns.no_torch:
         try:
             base = TorchBaseline(eng, threads)
         except ImportError as exc:
             print(f"(no PyTorch baseline: {exc})")
+    if base is not None:
+        def torch_fn(spec):
+            if spec[0] == "enc":
+                def run():
+                    with base.torch.no_grad():
+                        base.encoder(base.torch.from_numpy(spec[1]))
+                return run
+            return lambda: base.caption(spec[1], spec[2])
 
-    rows = []
-
-    def record(what: str, images: int, ort_fn, torch_fn=None) -> None:
-        t_ort = median_time(ort_fn, ns.runs) / images
-        row = {"measure": what, "images": images, "onnxruntime_ms_per_image": round(t_ort * 1000, 2),
-               "onnxruntime_images_per_s": round(1 / t_ort, 1)}
-        if base is not None and torch_fn is not None:
-            t_pt = median_time(torch_fn, max(3, ns.runs // 2)) / images
-            row.update(pytorch_ms_per_image=round(t_pt * 1000, 2), speedup=round(t_pt / t_ort, 2))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-
-    def torch_encoder(x: np.ndarray):
-        if base is None:
-            return None
-
-        def run():
-            with base.torch.no_grad():
-                base.encoder(base.torch.from_numpy(x))
-        return run
-
-    record("encoder only, 1 image", 1, lambda: eng.encode(single), torch_encoder(single))
-    record(f"encoder only, batch {ns.batch}", ns.batch, lambda: eng.encode(batch), torch_encoder(batch))
-    for beam in (1, 3):
-        record(f"caption beam {beam}, 1 image", 1, lambda b=beam: eng.caption_arrays(single, b),
-               (lambda b=beam: base.caption(single, b)) if base else None)
-        record(f"caption beam {beam}, batch {ns.batch}", ns.batch, lambda b=beam: eng.caption_arrays(batch, b),
-               (lambda b=beam: base.caption(batch, b)) if base else None)
-    paths = [SAMPLES[i % len(SAMPLES)] for i in range(ns.batch)]
-    record(f"file -> caption beam 3, {ns.batch} files (load, preprocess, model)", ns.batch,
-           lambda: list(eng.caption_paths(paths, beam=3, batch_size=ns.batch)))
-    if base:  # the two must agree, or the comparison means nothing
+        for row, (_, n, _, spec) in zip(rows, measures):
+            if spec is None:
+                continue
+            t_pt = median_time(torch_fn(spec), max(3, ns.runs // 2)) / n
+            row.update(pytorch_ms_per_image=round(t_pt * 1000, 2),
+                       speedup=round(t_pt / (row["onnxruntime_ms_per_image"] / 1000), 2))
         same = [c.words for c in eng.caption_arrays(batch, 3)] == [
             [eng.vocab[i] for i in ids] for ids in base.caption(batch, 3)]
         print(f"same captions from both engines: {same}")
+    for row in rows:
+        print(json.dumps(row))
     info = {"model": eng.name, "provider": eng.provider, "threads": threads, "runs": ns.runs,
             "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "results": rows}
     if ns.json_out:
