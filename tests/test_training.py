@@ -55,6 +55,21 @@ def sidecar_folder(tmp_path) -> Path:
     return d
 
 
+@pytest.fixture
+def many_folder(tmp_path) -> Path:
+    """30 pictures with captions: enough for several training steps per epoch."""
+    from PIL import Image
+
+    d = tmp_path / "many"
+    d.mkdir()
+    for name, caps in CAPTIONS.items():
+        base = Image.open(SAMPLES / name).convert("RGB").resize((160, 120))
+        for i in range(6):
+            base.rotate(i * 11).save(d / f"{Path(name).stem}{i}.jpg", quality=85)
+            (d / f"{Path(name).stem}{i}.txt").write_text("\n".join(caps) + "\n", encoding="utf-8")
+    return d
+
+
 # -- readers -------------------------------------------------------------------------------
 def test_sidecar_folder_reader(sidecar_folder):
     from training.data import read_sidecar_folder
@@ -235,9 +250,10 @@ def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     assert np.allclose(hyps[0].alphas, onnx_caps[0].attention, atol=1e-4)
 
 
-def test_resume_after_kill_matches_uninterrupted(tmp_path, sidecar_folder, feature_cache):
+def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_cache):
     import torch
 
+    sidecar_folder = many_folder
     args = ["--epochs", "3", "--ckpt-minutes", "0", "--seed", "3"]
     # Reference: an uninterrupted run.
     assert _train(sidecar_folder, tmp_path / "ref", feature_cache, *args).returncode == 0

@@ -222,6 +222,7 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     _, _, grid, dim = encoder_onnx(cfg)
     mcfg = DecoderConfig(len(vocab), dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim,
                          cfg.dropout, cfg.feature_dropout, cfg.attention)
+    torch.manual_seed(cfg.seed)  # again: exporting the encoder above may or may not have drawn numbers
     model = Decoder(mcfg).to(device)
     if init_state is not None:
         model.load_state_dict(init_state)
