@@ -29,8 +29,15 @@ def wait_for(cond, timeout: float = 180.0, what: str = "condition") -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.fixture(scope="module")
+def describer():
+    from capdesk.describe import DescribeOptions, Describer
+
+    return Describer(None, provider="cpu", options=DescribeOptions(ocr="never"))
+
+
 @pytest.fixture
-def service(tmp_path, engine):
+def service(tmp_path, describer):
     """A watcher wired to the batch runner, as the CLI and GUI wire it; records every hand-over."""
     folder = tmp_path / "inbox"
     folder.mkdir()
@@ -41,7 +48,7 @@ def service(tmp_path, engine):
 
     def handle(paths):
         handed.update(paths)
-        rows.extend(run_batch(paths, engine, writer, beam=1).rows)
+        rows.extend(run_batch(paths, describer, writer, beam=1).rows)
 
     w = FolderWatcher([folder], handle, writer=writer, settle=0.3,
                       on_waiting=lambda p, why: waiting.append((p, why)))
