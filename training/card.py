@@ -59,7 +59,8 @@ def render(manifest: dict, notes: dict) -> str:
         f"Adam lr {cfg.get('lr')} (×{cfg.get('lr_decay')} after a worse epoch), batch {cfg.get('batch_size')} "
         f"bucketed by length, gradient clipping {cfg.get('clip')}, horizontal-flip feature augmentation "
         f"{'on' if cfg.get('flip') else 'off'}, early stopping on val BLEU-4 (patience {cfg.get('patience')}); "
-        f"best epoch {tr.get('best_epoch')} of {len(tr.get('history', []))} run, seed {cfg.get('seed')}.",
+        f"best epoch {tr.get('best_epoch')} of {notes.get('epochs_run', len(tr.get('history', [])))} run, "
+        f"seed {cfg.get('seed')}.",
         f"- Decoding (chosen on val): beam {m['decoding']['beam']}, length normalisation α = "
         f"{m['decoding']['length_alpha']}, n-gram blocking {m['decoding']['block_ngram'] or 'off'}.",
         "",
