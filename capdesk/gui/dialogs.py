@@ -66,6 +66,59 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
     return []
 
 
+class _FolderJobDialog(QDialog):
+    """A dialog that runs one long job on a folder in a thread, with a status line that is announced."""
+
+    stopping = "Stopping…"
+
+    def _folder_row(self, form: QFormLayout, text: str, name: str) -> QLineEdit:
+        self.folder = _named(QLineEdit(text), name)
+        browse = _named(QPushButton("&Browse…"), "Browse for folder")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder)
+        row.addWidget(browse)
+        lbl = QLabel("&Folder:")
+        lbl.setBuddy(self.folder)
+        form.addRow(lbl, row)
+        return self.folder
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
+        if d:
+            self.folder.setText(d)
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        if screen_reader_active():
+            announce(self, text)
+
+    def _run(self, worker: QObject) -> None:
+        """Start ``worker.run`` in a thread; its ``progress`` and ``finished`` reach ``_progress``/``_finished``."""
+        self.worker = worker
+        self.thread = QThread(self)
+        worker.moveToThread(self.thread)
+        self.thread.started.connect(worker.run)
+        worker.progress.connect(self._progress)
+        worker.finished.connect(self._finished)
+        self.start_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.bar.setRange(0, 0)
+        self.thread.start()
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel.set()
+            self._say(self.stopping)
+
+    def reject(self) -> None:
+        if self.thread is not None and self.thread.isRunning():
+            self.cancel()
+            self.thread.quit()
+            self.thread.wait(60000)
+        super().reject()
+
+
 class _BatchWorker(QObject):
     progress = Signal(int, int, str)
     finished = Signal(object, str)
@@ -90,8 +143,10 @@ class _BatchWorker(QObject):
             self.finished.emit(None, f"{type(exc).__name__}: {exc}")
 
 
-class BatchDialog(QDialog):
+class BatchDialog(_FolderJobDialog):
     """Choose a folder, formats and options; run with progress and cancel; open the report."""
+
+    stopping = "Stopping after the current image…"
 
     def __init__(self, window, folder: str = "") -> None:
         super().__init__(window)
@@ -100,15 +155,7 @@ class BatchDialog(QDialog):
         self.setAccessibleName("Batch export alt text")
         s: Settings = window.settings
         form = QFormLayout()
-        self.folder = _named(QLineEdit(folder), "Folder", "The folder whose images get alt text")
-        browse = _named(QPushButton("&Browse…"), "Browse for folder")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.folder)
-        row.addWidget(browse)
-        lbl = QLabel("&Folder:")
-        lbl.setBuddy(self.folder)
-        form.addRow(lbl, row)
+        self._folder_row(form, folder, "Folder whose images get alt text")
         self.recursive = _named(QCheckBox("Include &sub-folders"), "Include sub-folders")
         self.txt = _named(QCheckBox("&Text sidecars (.txt)"), "Write text sidecars")
         self.txt.setChecked("txt" in s.sidecar_formats)
@@ -156,16 +203,6 @@ class BatchDialog(QDialog):
         self.result = None
         self.report_path: str = ""
 
-    def _browse(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
-        if d:
-            self.folder.setText(d)
-
-    def _say(self, text: str) -> None:
-        self.status.setText(text)
-        if screen_reader_active():
-            announce(self, text)
-
     def start(self) -> None:
         folder = Path(self.folder.text().strip())
         if not folder.is_dir():
@@ -180,28 +217,14 @@ class BatchDialog(QDialog):
                                               else "stem", s.lang, overwrite=self.overwrite.isChecked()))
         ext = {0: ".html", 1: ".csv", 2: ".json"}.get(self.report_fmt.currentIndex())
         self.report_path = str(folder / f"capdesk-report{ext}") if ext else ""
-        self.worker = _BatchWorker(self.window_.get_describer, writer, str(folder), self.recursive.isChecked(),
-                                   self.report_path)
-        self.thread = QThread(self)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.progress.connect(self._progress)
-        self.worker.finished.connect(self._finished)
-        self.start_btn.setEnabled(False)
-        self.cancel_btn.setEnabled(True)
-        self.bar.setRange(0, 0)
         self._say("Batch export started")
-        self.thread.start()
+        self._run(_BatchWorker(self.window_.get_describer, writer, str(folder), self.recursive.isChecked(),
+                               self.report_path))
 
     def _progress(self, done: int, total: int, name: str) -> None:
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(done)
         self.status.setText(f"{done} of {total}: {name}")
-
-    def cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.set()
-            self._say("Stopping after the current image…")
 
     def _finished(self, result, error: str) -> None:
         self.thread.quit()
@@ -219,13 +242,6 @@ class BatchDialog(QDialog):
     def open_report(self) -> None:
         if self.report_path:
             QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))
-
-    def reject(self) -> None:
-        if self.thread is not None and self.thread.isRunning():
-            self.cancel()
-            self.thread.quit()
-            self.thread.wait(30000)
-        super().reject()
 
 
 class ModelsDialog(QDialog):
@@ -438,7 +454,7 @@ class _TeachWorker(QObject):
             self.finished.emit(None, f"{type(exc).__name__}: {exc}")
 
 
-class TeachDialog(QDialog):
+class TeachDialog(_FolderJobDialog):
     """'Teach CapDesk': fine-tune a model on a folder of the user's images with .txt alt text."""
 
     def __init__(self, window) -> None:
@@ -449,15 +465,7 @@ class TeachDialog(QDialog):
         intro = QLabel("Choose a folder of your pictures, each with a .txt file of its alt text beside it "
                        "(the files CapDesk writes, corrected by you). A few hundred pictures work well.")
         intro.setWordWrap(True)
-        self.folder = _named(QLineEdit(window.settings.last_folder), "Folder of pictures with alt text")
-        browse = _named(QPushButton("&Browse…"), "Browse for folder")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.folder)
-        row.addWidget(browse)
-        lbl = QLabel("&Folder:")
-        lbl.setBuddy(self.folder)
-        form.addRow(lbl, row)
+        self._folder_row(form, window.settings.last_folder, "Folder of pictures with alt text")
         self.base = _named(QComboBox(), "Model to start from")
         found, _ = discover()
         self.base.addItems([b.name for b in found])
@@ -501,33 +509,14 @@ class TeachDialog(QDialog):
         self.error = ""
         self._t0 = 0.0
 
-    def _browse(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
-        if d:
-            self.folder.setText(d)
-
-    def _say(self, text: str) -> None:
-        self.status.setText(text)
-        if screen_reader_active():
-            announce(self, text)
-
     def start(self) -> None:
         import time
 
         self.manifest, self.error = None, ""
-        self.worker = _TeachWorker(self.folder.text().strip(), self.base.currentText(), self.name.text().strip(),
-                                   self.epochs.value())
-        self.thread = QThread(self)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.progress.connect(self._progress)
-        self.worker.finished.connect(self._finished)
-        self.start_btn.setEnabled(False)
-        self.cancel_btn.setEnabled(True)
-        self.bar.setRange(0, 0)
         self._t0 = time.monotonic()
         self._say("Reading your pictures and preparing…")
-        self.thread.start()
+        self._run(_TeachWorker(self.folder.text().strip(), self.base.currentText(), self.name.text().strip(),
+                               self.epochs.value()))
 
     def _progress(self, epoch: int, step: int, steps: int, epochs: int) -> None:
         import time
@@ -540,11 +529,6 @@ class TeachDialog(QDialog):
         eta = spent / max(done, 1) * (total - done)
         self.status.setText(f"Round {epoch + 1} of {epochs}, step {step} of {steps}; "
                             f"at most about {eta / 60:.0f} min left (it may stop early when it stops improving)")
-
-    def cancel(self) -> None:
-        if self.worker is not None:
-            self.worker.cancel.set()
-            self._say("Stopping…")
 
     def _finished(self, manifest, error: str) -> None:
         self.thread.quit()
@@ -562,10 +546,3 @@ class TeachDialog(QDialog):
         self.window_._apply_settings()
         self._say(f"Done. CapDesk now uses {manifest['name']}. On your held-out pictures CIDEr went from "
                   f"{b:.2f} to {a:.2f}.")
-
-    def reject(self) -> None:
-        if self.thread is not None and self.thread.isRunning():
-            self.cancel()
-            self.thread.quit()
-            self.thread.wait(60000)
-        super().reject()
