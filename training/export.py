@@ -11,7 +11,6 @@ import torch
 from torch import nn
 
 from capdesk.bundle import FORMAT_VERSION, sha256_file
-from training import encoder as enc_mod
 from training.model import Decoder
 from training.train import TrainConfig, encoder_onnx, load_checkpoint
 from training.vocab import SPECIALS
@@ -171,8 +170,6 @@ def _deep_update(dst: dict, src: dict) -> None:
         else:
             dst[k] = v
 
-
-__all__ = ["export_run", "export_decoder", "write_manifest", "enc_mod"]
 
 
 def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
