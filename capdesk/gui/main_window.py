@@ -373,22 +373,24 @@ class MainWindow(QMainWindow):
         self._begin(f"Captioning {e.path.name if e.path else e.key}…")
         submit(self._describe_entry, e, on_done=self._on_described, on_failed=self._on_failed)
 
-    def _describe_entry(self, e: Entry) -> Entry:
+    def _describe_entry(self, e: Entry) -> tuple[Entry, Described, Image.Image | None]:
+        """Worker side: describe, and load a preview; the entry itself is only changed on the UI thread."""
         d = self.get_describer()
         if e.image is not None:
-            e.described = d.describe_images([e.image], [e.key])[0]
-        else:
-            e.described = next(d.describe_paths([e.path]))
-            if e.described.ok:
-                try:
-                    e.image = load_image(e.path, draft_size=(1600, 1600))
-                except ImageError:
-                    e.image = None
-        return e
+            return e, d.describe_images([e.image], [e.key])[0], e.image
+        described = next(d.describe_paths([e.path]))
+        image = None
+        if described.ok:
+            try:
+                image = load_image(e.path, draft_size=(1600, 1600))
+            except ImageError:
+                image = None
+        return e, described, image
 
-    def _on_described(self, e: Entry) -> None:
+    def _on_described(self, result: tuple[Entry, Described, Image.Image | None]) -> None:
         self._end()
-        d = e.described
+        e, d, image = result
+        e.described, e.image = d, image
         if not d.ok:
             e.status, e.error = "error", d.error
             self._refresh_item(e.key)
