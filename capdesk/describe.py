@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,8 +18,8 @@ from PIL import Image
 from capdesk import ocr, tags
 from capdesk.alttext import clean_caption
 from capdesk.bundle import BundleError, discover
-from capdesk.engine import Caption, Engine
-from capdesk.imageio import ImageError, load_image
+from capdesk.engine import Caption, Engine, load_in_batches
+from capdesk.imageio import load_image
 
 LOW_CONFIDENCE = 0.35
 
@@ -183,25 +182,9 @@ class Describer:
     def describe_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
                        batch_size: int = 8) -> Iterator[Described]:
         """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
-        paths = [str(p) for p in paths]
-
-        def load(p: str):
-            try:
-                return load_image(p, draft_size=(self.primary.preprocess.size * 2,) * 2), None
-            except ImageError as exc:
-                return None, exc.reason
-            except Exception as exc:  # a decoder bug in Pillow must not end the batch
-                return None, f"cannot read image ({type(exc).__name__}: {exc})"
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            chunk: list[tuple[str, Image.Image | None, str | None]] = []
-            for p, (img, err) in zip(paths, pool.map(load, paths)):
-                chunk.append((p, img, err))
-                if len(chunk) >= batch_size:
-                    yield from self._run(chunk, beam)
-                    chunk = []
-            if chunk:
-                yield from self._run(chunk, beam)
+        size = (self.primary.preprocess.size * 2,) * 2
+        for chunk in load_in_batches(paths, lambda p: load_image(p, draft_size=size), batch_size):
+            yield from self._run(chunk, beam)
 
     def _run(self, chunk, beam) -> list[Described]:
         good = [(i, img) for i, (_, img, err) in enumerate(chunk) if err is None]

@@ -160,26 +160,8 @@ class Engine:
     def caption_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
                       batch_size: int = 8) -> Iterator[Result]:
         """Caption many files in order, one ``Result`` each; a bad file never stops the rest."""
-        paths = [str(p) for p in paths]
-
-        def load(p: str):
-            try:
-                return self.preprocess.load(p)[1], None
-            except ImageError as exc:
-                return None, exc.reason
-            except Exception as exc:  # a decoder bug in Pillow must not end the batch
-                return None, f"cannot read image ({type(exc).__name__}: {exc})"
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            loaded = pool.map(load, paths)  # decodes ahead while the model runs
-            chunk: list[tuple[str, np.ndarray | None, str | None]] = []
-            for p, (arr, err) in zip(paths, loaded):
-                chunk.append((p, arr, err))
-                if len(chunk) >= batch_size:
-                    yield from self._run_chunk(chunk, beam)
-                    chunk = []
-            if chunk:
-                yield from self._run_chunk(chunk, beam)
+        for chunk in load_in_batches(paths, lambda p: self.preprocess.load(p)[1], batch_size):
+            yield from self._run_chunk(chunk, beam)
 
     def _run_chunk(self, chunk, beam) -> list[Result]:
         good = [(i, a) for i, (_, a, e) in enumerate(chunk) if e is None]
@@ -191,6 +173,31 @@ class Engine:
             except Exception as exc:
                 return [Result(p, None, e or f"model failed ({str(exc).splitlines()[0]})") for p, _, e in chunk]
         return [Result(p, caps.get(i), e) for i, (p, _, e) in enumerate(chunk)]
+
+
+def load_in_batches(paths: Iterable[str | os.PathLike[str]], load, batch_size: int
+                    ) -> Iterator[list[tuple[str, object, str | None]]]:
+    """Chunks of (path, load(path), None) or (path, None, reason), decoded ahead in two threads
+    while the caller runs the model; a file that cannot be read never stops the others."""
+    paths = [str(p) for p in paths]
+
+    def safe(p: str):
+        try:
+            return load(p), None
+        except ImageError as exc:
+            return None, exc.reason
+        except Exception as exc:  # a decoder bug in Pillow must not end the batch
+            return None, f"cannot read image ({type(exc).__name__}: {exc})"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        chunk: list[tuple[str, object, str | None]] = []
+        for p, (item, err) in zip(paths, pool.map(safe, paths)):
+            chunk.append((p, item, err))
+            if len(chunk) >= batch_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 def _sentence(words: list[str]) -> str:

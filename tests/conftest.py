@@ -60,11 +60,12 @@ def engine(default_bundle):
     return Engine(str(default_bundle), provider="cpu", beam=3)
 
 
-def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess:
     e = dict(os.environ)
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "capdesk", *args], capture_output=True, text=True,
-                          env=e, cwd=cwd or ROOT, timeout=300)
+                          env=e, cwd=cwd or ROOT, timeout=timeout)
 
 
 def png_with_claimed_size(path: Path, width: int, height: int) -> None:

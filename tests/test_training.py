@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, needs_torch
+from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, needs_torch, run_cli
 
 pytestmark = needs_torch
 
@@ -325,67 +325,14 @@ def test_pipeline_on_a_slice_of_real_data(tmp_path, feature_cache):
     data = tmp_path / "dataset_slice.json"
     root = str(SHARED_DATA / "everyday" / "images")
     env_args = ["--cache", str(feature_cache)]
-    prep = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "capdesk",
-            "train",
-            "prepare",
-            str(data),
-            "--out",
-            str(tmp_path / "run"),
-            *env_args,
-            "--image-root",
-            root,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
+    prep = run_cli("train", "prepare", str(data), "--out", str(tmp_path / "run"), *env_args, "--image-root", root,
+                   timeout=600)
     assert prep.returncode == 0, prep.stderr[-2000:]
     assert json.loads(prep.stdout)["data"]["train"]["images"] == 40
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "capdesk",
-            "train",
-            "fit",
-            str(data),
-            "--out",
-            str(tmp_path / "run"),
-            *env_args,
-            *SMALL,
-            "--epochs",
-            "2",
-            "--image-root",
-            root,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
+    r = run_cli("train", "fit", str(data), "--out", str(tmp_path / "run"), *env_args, *SMALL, "--epochs", "2",
+                "--image-root", root, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "capdesk",
-            "train",
-            "export",
-            str(tmp_path / "run"),
-            str(tmp_path / "bundle"),
-            "--name",
-            "slice",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
+    r = run_cli("train", "export", str(tmp_path / "run"), str(tmp_path / "bundle"), "--name", "slice", timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     from training.evaluate import evaluate_bundle
 
@@ -395,11 +342,5 @@ def test_pipeline_on_a_slice_of_real_data(tmp_path, feature_cache):
     assert res["images"] == 10 and 0 <= res["beam3"]["BLEU-4"] <= 1 and res["beam1"]["BLEU-1"] > 0
     assert (tmp_path / "sheet.png").stat().st_size > 10_000
     test_img = SHARED_DATA / "everyday" / "images" / images[-1]["filename"]
-    c = subprocess.run(
-        [sys.executable, "-m", "capdesk", "caption", "--json", "--model", str(tmp_path / "bundle"), str(test_img)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    c = run_cli("caption", "--json", "--model", str(tmp_path / "bundle"), str(test_img))
     assert c.returncode == 0 and json.loads(c.stdout)["model"] == "slice"
