@@ -14,6 +14,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+WAV_TIMEOUT_S = 20.0
+
 
 class SpeechError(Exception):
     pass
@@ -51,9 +53,18 @@ def save_wav(text: str, path: Path, voice: Voice | None = None) -> Path:
     """Speak ``text`` into a WAV file (blocking)."""
     path = Path(path)
     eng = _engine(voice or Voice())
+    done = threading.Event()
+    token = eng.connect("finished-utterance", lambda **_: done.set())
     eng.save_to_file(text, str(path))
-    with contextlib.redirect_stdout(sys.stderr):  # the espeak driver prints; stdout is for results
-        eng.runAndWait()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # the espeak driver prints; stdout is for results
+            eng.runAndWait()
+            # pyttsx3's espeak driver can return from runAndWait while espeak-ng is still
+            # synthesising on its own thread (seen under CPU load); the file is complete only
+            # once the utterance is reported finished.
+            done.wait(WAV_TIMEOUT_S + len(text) / 10)
+    finally:
+        eng.disconnect(token)
     if not path.exists() or path.stat().st_size <= 44:
         raise SpeechError(f"{path}: the speech engine wrote no audio")
     return path
