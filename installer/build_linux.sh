@@ -4,8 +4,8 @@
 #   bash installer/build_linux.sh            -> dist/capdesk_VERSION_ARCH.deb
 #                                               dist/capdesk-VERSION-linux-ARCH.tar.gz
 #
-# Steps: a build virtualenv (build/installer-venv) with the app's runtime packages and PyInstaller,
-# never torch; PyInstaller (installer/capdesk.spec) makes a one-folder app; identical files are
+# Steps: a build virtualenv (build/installer-venv, installer/prepare_env.py) with the app's runtime
+# packages and PyInstaller, never torch; PyInstaller (installer/capdesk.spec) makes a one-folder app; identical files are
 # hard-linked (the bundled models share one encoder); dpkg-deb packs /opt/capdesk, the `capdesk`
 # command, the desktop entry and icons.
 #
@@ -13,7 +13,8 @@
 #   --no-ocr        leave text reading out (saves ~160 MB: OpenCV); the app then reads no text
 #   --models "A B"  model bundles from models/ to put inside (default: "everyday aerial")
 #   --clean         start from a new virtualenv
-# Needs: python3 (3.10+) with venv, dpkg-deb and dpkg-shlibdeps (dpkg-dev), file, and network access to PyPI (or a local index).
+# Needs: Debian or Ubuntu, python3 (3.11+) with venv, network access to PyPI (or a local index);
+# the Debian packages it reads are installed when run as root (else it names them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,34 +35,30 @@ done
 start=$(date +%s)
 PY=${PYTHON:-python3}
 VENV=build/installer-venv
-PYINSTALLER_VERSION=6.22.3
-for tool in "$PY" dpkg-deb dpkg-shlibdeps file; do
-  command -v "$tool" >/dev/null || { echo "build_linux.sh: $tool is needed" >&2; exit 2; }
-done
+APP_ID=org.capdesk.CapDesk  # desktop entry and AppStream id
+# Debian packages the build reads: dpkg-shlibdeps (dpkg-dev) and the system libraries that Qt's
+# plugins link against but PyInstaller leaves to the system (Wayland), so that they can be named
+# as the package's dependencies.
+build_debs=(dpkg-dev libwayland-client0 libwayland-cursor0 libwayland-egl1 libxcb-cursor0
+            libxkbcommon-x11-0 libegl1 libgl1)
+missing=()
+for p in "${build_debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "build_linux.sh: install these first: sudo apt-get install ${missing[*]}" >&2; exit 2
+  fi
+fi
+command -v "$PY" >/dev/null || { echo "build_linux.sh: $PY is needed" >&2; exit 2; }
 VERSION=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' capdesk/__init__.py)
 ARCH=$(dpkg --print-architecture)
 [ -n "$VERSION" ] || { echo "build_linux.sh: no __version__ in capdesk/__init__.py" >&2; exit 2; }
 
 echo "== build virtualenv ($VENV)"
 [ "$CLEAN" = 1 ] && rm -rf "$VENV"
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+if [ "$OCR" = 1 ]; then "$PY" installer/prepare_env.py "$VENV"; else "$PY" installer/prepare_env.py "$VENV" --no-ocr; fi
 VPY=$ROOT/$VENV/bin/python
-"$VPY" -m pip install -q --upgrade pip
-# The app itself from this checkout (not editable: PyInstaller reads the installed files),
-# without extras: training (torch) is not part of the installed app.
-"$VPY" -m pip install -q "pyinstaller==$PYINSTALLER_VERSION" .
-if [ "$OCR" = 1 ]; then
-  # rapidocr asks for opencv-python, which drags Qt 5 and GUI libraries along; the headless
-  # build has what text reading uses.
-  "$VPY" -m pip install -q opencv-python-headless pyclipper "Shapely!=2.0.4" PyYAML six
-  "$VPY" -m pip install -q --no-deps "rapidocr-onnxruntime>=1.3"
-  "$VPY" -m pip uninstall -q -y opencv-python 2>/dev/null || true
-else
-  "$VPY" -m pip uninstall -q -y rapidocr-onnxruntime opencv-python opencv-python-headless 2>/dev/null || true
-fi
-if "$VPY" -c "import torch" 2>/dev/null; then
-  echo "build_linux.sh: torch is in the build environment; the app must not carry it" >&2; exit 1
-fi
 
 echo "== PyInstaller"
 rm -rf build/pyinstaller
@@ -80,8 +77,8 @@ rm -rf build/deb && mkdir -p "$PKG/DEBIAN" "$PKG/opt" "$PKG/usr/bin" "$PKG/usr/s
   "$PKG/usr/share/doc/capdesk" "$PKG/usr/share/metainfo"
 cp -a "$APP" "$PKG/opt/capdesk"
 ln -s ../../opt/capdesk/capdesk "$PKG/usr/bin/capdesk"
-install -m 644 installer/linux/capdesk.desktop "$PKG/usr/share/applications/capdesk.desktop"
-install -m 644 installer/linux/capdesk.metainfo.xml "$PKG/usr/share/metainfo/capdesk.metainfo.xml"
+install -m 644 installer/linux/$APP_ID.desktop "$PKG/usr/share/applications/$APP_ID.desktop"
+install -m 644 installer/linux/$APP_ID.metainfo.xml "$PKG/usr/share/metainfo/$APP_ID.metainfo.xml"
 for size in 16 32 48 64 128; do
   install -D -m 644 "resources/icons/capdesk-$size.png" "$PKG/usr/share/icons/hicolor/${size}x${size}/apps/capdesk.png"
 done
@@ -95,9 +92,7 @@ installed_kb=$(du -sk --exclude=DEBIAN "$PKG" | cut -f1)
 SHL=build/shlibs
 rm -rf "$SHL" && mkdir -p "$SHL/debian"
 printf 'Source: capdesk\n\nPackage: capdesk\nArchitecture: any\n' > "$SHL/debian/control"
-find "$PKG/opt/capdesk" -type f \( -name '*.so*' -o -perm -u+x \) -print0 \
-  | xargs -0 file -N --mime-type | sed -n 's|^\(.*\): application/x-\(pie-executable\|sharedlib\|executable\)$|\1|p' \
-  | sed "s|^|$ROOT/|" > "$SHL/elves"
+"$VPY" installer/linux/elf_files.py "$PKG/opt/capdesk" > "$SHL/elves"
 libdirs=$(sed 's|/[^/]*$||' "$SHL/elves" | sort -u | sed 's|^|-l|')
 # shellcheck disable=SC2086
 SHLIBS=$(cd "$SHL" && xargs -a elves dpkg-shlibdeps -O --warnings=0 $libdirs 2>deps.err | sed -n 's/^shlibs:Depends=//p')
@@ -113,7 +108,7 @@ TAR=dist/capdesk-${VERSION}-linux-${ARCH}.tar.gz
 TARDIR=build/tar/capdesk-$VERSION
 rm -rf build/tar && mkdir -p "$TARDIR"
 cp -a "$APP"/. "$TARDIR/"
-install -m 644 installer/linux/capdesk.desktop resources/icons/capdesk.png "$TARDIR/"
+install -m 644 installer/linux/$APP_ID.desktop resources/icons/capdesk.png "$TARDIR/"
 install -m 755 installer/linux/install-user.sh "$TARDIR/install-user.sh"
 tar -C build/tar -czf "$TAR" "capdesk-$VERSION"
 

@@ -7,13 +7,13 @@ bin=${XDG_BIN_HOME:-$HOME/.local/bin}
 apps=${XDG_DATA_HOME:-$HOME/.local/share}/applications
 icons=${XDG_DATA_HOME:-$HOME/.local/share}/icons/hicolor/256x256/apps
 if [ "${1:-}" = "--uninstall" ]; then
-  rm -f "$bin/capdesk" "$apps/capdesk.desktop" "$icons/capdesk.png"
+  rm -f "$bin/capdesk" "$apps/org.capdesk.CapDesk.desktop" "$icons/capdesk.png"
   echo "CapDesk's command and menu entry removed; delete $here to remove the app itself."
   exit 0
 fi
 mkdir -p "$bin" "$apps" "$icons"
 ln -sf "$here/capdesk" "$bin/capdesk"
 cp "$here/capdesk.png" "$icons/capdesk.png"
-sed "s|^Exec=capdesk|Exec=$here/capdesk|" "$here/capdesk.desktop" > "$apps/capdesk.desktop"
+sed "s|^Exec=capdesk|Exec=$here/capdesk|" "$here/org.capdesk.CapDesk.desktop" > "$apps/org.capdesk.CapDesk.desktop"
 echo "CapDesk installed for $(id -un): run 'capdesk gui' or find CapDesk in the applications menu."
 case ":$PATH:" in *":$bin:"*) ;; *) echo "Note: $bin is not on your PATH." ;; esac
