@@ -16,9 +16,10 @@ import argparse
 import re
 import subprocess
 import sys
-import tomllib
 import venv
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PYINSTALLER = "pyinstaller==6.22.3"

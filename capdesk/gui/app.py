@@ -18,7 +18,7 @@ def run(path: str | None = None, argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("CapDesk")
     app.setOrganizationName("CapDesk")
-    app.setDesktopFileName("capdesk")
+    app.setDesktopFileName("org.capdesk.CapDesk")  # the installed desktop entry's name
     icon = Path(__file__).resolve().parents[2] / "resources" / "icons" / "capdesk.png"
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
