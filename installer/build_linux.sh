@@ -39,7 +39,7 @@ APP_ID=org.capdesk.CapDesk  # desktop entry and AppStream id
 # Debian packages the build reads: dpkg-shlibdeps (dpkg-dev) and the system libraries that Qt's
 # plugins link against but PyInstaller leaves to the system (Wayland), so that they can be named
 # as the package's dependencies.
-build_debs=(dpkg-dev libwayland-client0 libwayland-cursor0 libwayland-egl1 libxcb-cursor0
+build_debs=(dpkg-dev binutils file libwayland-client0 libwayland-cursor0 libwayland-egl1 libxcb-cursor0
             libxkbcommon-x11-0 libegl1 libgl1)
 missing=()
 for p in "${build_debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -66,6 +66,10 @@ CAPDESK_BUNDLE_MODELS="$MODELS" CAPDESK_BUNDLE_OCR="$OCR" CAPDESK_VERSION="$VERS
   "$VPY" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath build/pyinstaller/dist --workpath build/pyinstaller/work installer/capdesk.spec
 APP=build/pyinstaller/dist/capdesk
+# Debug sections (libpython from a source-built Python, some wheels) are ~35 MB nobody runs;
+# --strip-debug keeps the symbol tables that loading needs.
+"$VPY" installer/linux/elf_files.py "$APP" | xargs -r -d '\n' file -N \
+  | sed -n 's/: ELF.*with debug_info.*//p' | xargs -r -d '\n' strip --strip-debug
 "$VPY" installer/linux/dedupe.py "$APP"
 # The frozen app must start and find its models before it is packaged.
 env -i HOME="$ROOT/build" PATH=/usr/bin:/bin "$APP/capdesk" --version

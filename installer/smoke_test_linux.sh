@@ -86,7 +86,7 @@ mount --bind /dev/pts "$CH/dev/pts"
 cp /etc/resolv.conf "$CH/etc/resolv.conf"
 in_root() { chroot "$CH" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/home/user LANG=C.UTF-8 "$@"; }
 in_root sh -c 'command -v python3 || command -v python' && fail "the fresh root has a Python"
-in_root mkdir -p /home/user /srv/samples
+in_root mkdir -p /home/user /tmp/smoke/samples
 # Everything in the root before the app comes, to tell afterwards what it left behind.
 snapshot() { (cd "$CH" && find . -xdev -path ./proc -prune -o -path ./sys -prune -o -path ./dev -prune \
   -o -path ./tmp -prune -o -path ./home -prune -o -path ./var/lib/apt -prune -o -path ./var/cache -prune \
@@ -94,11 +94,11 @@ snapshot() { (cd "$CH" && find . -xdev -path ./proc -prune -o -path ./sys -prune
 snapshot > "$ROOT/build/smoke-before.txt"
 
 step "apt install ./$(basename "$DEB")"
-cp "$DEB" "$CH/srv/capdesk.deb"
-cp resources/samples/* "$CH/srv/samples/"
+cp "$DEB" "$CH/tmp/smoke/capdesk.deb"
+cp resources/samples/* "$CH/tmp/smoke/samples/"
 in_root apt-get update -qq
 t0=$(date +%s)
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /srv/capdesk.deb >/dev/null
+in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /tmp/smoke/capdesk.deb >/dev/null
 echo "apt install (with dependencies) took $(( $(date +%s) - t0 )) s"
 in_root sh -c 'command -v python3 || command -v python' && fail "installing the app brought a Python along"
 
@@ -108,7 +108,7 @@ echo "$ver"
 [ "$ver" = "capdesk $(sed -n 's/^__version__ = "\(.*\)"/\1/p' capdesk/__init__.py)" ] || fail "--version said '$ver'"
 
 step "capdesk caption"
-in_root capdesk caption --json /srv/samples/astronaut.png /srv/samples/page.png /srv/samples/chelsea.png \
+in_root capdesk caption --json /tmp/smoke/samples/astronaut.png /tmp/smoke/samples/page.png /tmp/smoke/samples/chelsea.png \
   > "$ROOT/build/smoke-captions.jsonl" || fail "capdesk caption failed"
 cat "$ROOT/build/smoke-captions.jsonl"
 python_ok=0
@@ -137,8 +137,8 @@ print("captions ok:", astro["description"])
 EOF
 
 step "capdesk caption --wav (speech)"
-in_root capdesk caption --wav /srv/speech.wav /srv/samples/astronaut.png >/dev/null || fail "speech to WAV failed"
-python3 - "$CH/srv/speech.wav" <<'EOF'
+in_root capdesk caption --wav /tmp/smoke/speech.wav /tmp/smoke/samples/astronaut.png >/dev/null || fail "speech to WAV failed"
+python3 - "$CH/tmp/smoke/speech.wav" <<'EOF'
 import sys, wave
 with wave.open(sys.argv[1]) as w:
     seconds = w.getnframes() / w.getframerate()
@@ -156,7 +156,7 @@ for _ in $(seq 100); do [ -S "/tmp/.X11-unix/X${DISP#:}" ] && break; sleep 0.1; 
 [ -S "/tmp/.X11-unix/X${DISP#:}" ] || fail "Xvfb did not start"
 mkdir -p "$CH/tmp/.X11-unix" && mount --bind /tmp/.X11-unix "$CH/tmp/.X11-unix"
 chroot "$CH" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/home/user LANG=C.UTF-8 DISPLAY="$DISP" \
-  capdesk gui /srv/samples > "$ROOT/build/smoke-gui.log" 2>&1 &
+  capdesk gui /tmp/smoke/samples > "$ROOT/build/smoke-gui.log" 2>&1 &
 GUI_PID=$!
 # xdotool waits (--sync) until a visible window named CapDesk exists; timeout bounds the wait.
 if ! WID=$(DISPLAY=$DISP timeout 120 xdotool search --sync --onlyvisible --name '^CapDesk'); then
