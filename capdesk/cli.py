@@ -400,10 +400,18 @@ def cmd_train(argv: Sequence[str]) -> int:
     try:
         from training.cli import main as train_main
     except ImportError as exc:
-        print(f"capdesk: error: training needs the 'train' extra (pip install 'capdesk[train]'): {exc}",
-              file=sys.stderr)
+        print(f"capdesk: error: {training_missing(exc)}", file=sys.stderr)
         return EXIT_USAGE
     return train_main(list(argv))
+
+
+def training_missing(exc: ImportError) -> str:
+    """Why training cannot run here, and what to do about it."""
+    if getattr(sys, "frozen", False):  # the installed app (PyInstaller) never carries PyTorch
+        return ("this installed CapDesk cannot train models (PyTorch is not part of it); install CapDesk "
+                "with pip to train: pip install 'capdesk[train]'. Models trained there can be imported "
+                "here with Tools > Models… > Import folder.")
+    return f"training needs the 'train' extra (pip install 'capdesk[train]'): {exc}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,7 @@ def _restore_library_path() -> None:
 def _started_as_app() -> bool:
     # Started from the Start menu (capdesk-gui.exe) or Finder (CapDesk.app): there are no arguments
     # to read, so the window is what the person asked for.
-    exe = os.path.basename(sys.executable).lower()
+    exe = sys.executable.replace("\\", "/").rsplit("/", 1)[-1].lower()
     return exe.startswith("capdesk-gui") or (sys.platform == "darwin" and ".app/Contents/MacOS" in sys.executable)
 
 

@@ -440,7 +440,9 @@ class _TeachWorker(QObject):
             from training.finetune import FinetuneError, finetune
             from training.train import Cancelled
         except ImportError as exc:
-            self.finished.emit(None, f"teaching needs the training extra (pip install 'capdesk[train]'): {exc}")
+            from capdesk.cli import training_missing
+
+            self.finished.emit(None, training_missing(exc))
             return
         try:
             m = finetune(Path(folder), name, base or None, epochs, progress=False,
