@@ -168,6 +168,11 @@ if sys.argv[2] == "1":  # the same captions as the project's own Python environm
 print("captions ok:", astro["description"])
 EOF
 
+step "capdesk train (not part of the installed app: it must say so)"
+if in_root capdesk train fit --help > /dev/null 2> "$ROOT/build/smoke-train.err"; then fail "capdesk train ran"; fi
+grep -q "pip install 'capdesk\[train\]'" "$ROOT/build/smoke-train.err" || { cat "$ROOT/build/smoke-train.err"; fail "capdesk train gave no way forward"; }
+cat "$ROOT/build/smoke-train.err"
+
 step "capdesk caption --wav (speech)"
 in_root capdesk caption --wav /tmp/smoke/speech.wav /tmp/smoke/samples/astronaut.png >/dev/null || fail "speech to WAV failed"
 python3 - "$OUT/tmp/smoke/speech.wav" <<'EOF'

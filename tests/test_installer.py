@@ -165,3 +165,34 @@ def test_installed_app_says_how_to_train_instead(monkeypatch):
     assert "cannot train" in msg and "pip install 'capdesk[train]'" in msg and "Import folder" in msg
     monkeypatch.setattr(sys, "frozen", False)
     assert "No module named 'torch'" in training_missing(ImportError("No module named 'torch'"))
+
+
+def test_tarball_user_install_and_uninstall(tmp_path):
+    """install-user.sh from the portable tarball: command and menu entry for one user, no root."""
+    app = tmp_path / "capdesk-1.0"
+    app.mkdir()
+    shutil.copy(INSTALLER / "linux" / "install-user.sh", app)
+    shutil.copy(INSTALLER / "linux" / "org.capdesk.CapDesk.desktop", app)
+    shutil.copy(ROOT / "resources" / "icons" / "capdesk.png", app)
+    (app / "capdesk").write_text("#!/bin/sh\necho frozen-capdesk \"$@\"\n")
+    (app / "capdesk").chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(["sh", str(app / "install-user.sh")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    command = home / ".local" / "bin" / "capdesk"
+    entry = home / ".local" / "share" / "applications" / "org.capdesk.CapDesk.desktop"
+    ran = subprocess.run([str(command), "--version"], capture_output=True, text=True)
+    assert ran.stdout == "frozen-capdesk --version\n"
+    assert f"Exec={app}/capdesk gui %f" in entry.read_text()
+    assert (home / ".local" / "share" / "icons" / "hicolor" / "256x256" / "apps" / "capdesk.png").is_file()
+    assert "not on your PATH" in r.stdout
+    if shutil.which("desktop-file-validate"):
+        v = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True)
+        assert v.returncode == 0, v.stdout
+
+    r = subprocess.run(["sh", str(app / "install-user.sh"), "--uninstall"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert not command.exists() and not command.is_symlink() and not entry.exists()
+    assert (app / "capdesk").exists()  # the unpacked app itself is the person's to delete
