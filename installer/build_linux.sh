@@ -45,7 +45,7 @@ missing=()
 for p in "${build_debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    bash scripts/install-system-packages.sh "${missing[@]}" >/dev/null
   else
     echo "build_linux.sh: install these first: sudo apt-get install ${missing[*]}" >&2; exit 2
   fi

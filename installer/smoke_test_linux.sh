@@ -34,11 +34,7 @@ MIRROR=${MIRROR:-http://deb.debian.org/debian}
 fail() { echo "SMOKE FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 
-need=()
-for p in debootstrap xvfb xdotool x11-utils file dpkg-dev; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+bash scripts/install-system-packages.sh debootstrap xvfb xdotool x11-utils file dpkg-dev >/dev/null
 
 if [ "$BUILD" = 1 ]; then
   step "build"
