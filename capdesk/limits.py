@@ -1,0 +1,32 @@
+"""The documented ranges of what a user (or a file) may ask for, in one place.
+
+The CLI, the settings file and the dialogs check against the same numbers, so a value the
+command line refuses can never slip in through ``settings.json``. A beam of 5,000 would make
+the decoder hold 5,000 hypotheses per image (gigabytes of memory); 20 is far past the point
+where wider beams stop helping.
+"""
+
+from __future__ import annotations
+
+BEAM_MIN, BEAM_MAX = 1, 20
+DEFAULT_BEAM = 3
+DEFAULT_CONFIDENCE_THRESHOLD = 0.35  # under it, alt text is flagged for review / said as "Probably ..."
+CONFIDENCE_MIN, CONFIDENCE_MAX = 0.0, 1.0
+
+SIDECAR_FORMATS = ("txt", "xmp")
+SIDECAR_NAMINGS = ("ext", "stem")
+PROVIDER_CHOICES = ("auto", "cpu", "cuda", "gpu", "directml", "dml", "coreml", "tensorrt", "openvino")
+SPEECH_MODES = ("auto", "speak", "announce", "off")
+TAGS_MODES = ("auto", "always", "never")
+OCR_MODES = ("auto", "always", "never")
+
+SPEECH_RATE_MIN, SPEECH_RATE_MAX = 80, 450  # words per minute
+VOLUME_MIN, VOLUME_MAX = 0.0, 1.0
+
+# A model name becomes a folder name in the user's model folder: a plain identifier only.
+MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# BCP 47-ish language tag for XMP xml:lang ("en", "pt-BR", "x-default").
+LANG_PATTERN = r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$"
+
+SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few hundred bytes; a megabyte is already absurd
+WATCH_FOLDERS_MAX = 256
