@@ -28,9 +28,23 @@ from capdesk.describe import DescribeOptions, Describer  # noqa: E402
 
 
 def test_files(data: Path, name: str, limit: int) -> list[Path]:
+    return list(test_sources(data, name, limit))
+
+
+def test_sources(data: Path, name: str, limit: int) -> dict[Path, str]:
+    """Test images and the collection each came from (Flickr8k or COCO for everyday)."""
     ds = json.loads((data / name / f"dataset_{name}.json").read_text())
-    files = [data / name / "images" / im["filename"] for im in ds["images"] if im["split"] == "test"]
-    return files[:limit] if limit else files
+    files = {data / name / "images" / im["filename"]: ("coco" if im.get("source", "").startswith("coco")
+                                                      else im.get("source", name))
+             for im in ds["images"] if im["split"] == "test"}
+    return dict(list(files.items())[:limit]) if limit else files
+
+
+def how_said(described, threshold: float) -> str:
+    """'fact', 'probably' (unsure caption) or 'withheld' (outside the model's domain)."""
+    if described.in_domain is False or described.caption is None:
+        return "withheld"
+    return "probably" if described.caption.confidence < threshold else "fact"
 
 
 def synthetic(out: Path, n: int = 20) -> dict[str, list[Path]]:
@@ -79,6 +93,13 @@ def main() -> int:
             "passes_own_gate_when_named": round(sum(bool(d.in_domain) for d in own) / len(files), 4),
             f"caught_when_{other}_named": round(sum(d.in_domain is False for d in caught) / len(files), 4),
         }
+        if name == "everyday":
+            sources = test_sources(data, name, ns.limit)
+            for group in sorted(set(sources.values())):
+                ds_g = [d for d, f in zip(routed, files) if sources[f] == group]
+                said = [how_said(d, opts.low_confidence) for d in ds_g]
+                res[name][f"said_{group}"] = {"images": len(ds_g), **{k: round(said.count(k) / len(ds_g), 4)
+                                                                      for k in ("fact", "probably", "withheld")}}
         print(name, res[name], flush=True)
     import tempfile
 

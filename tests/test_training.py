@@ -315,11 +315,13 @@ def test_unreadable_images_are_skipped_not_fatal(tmp_path, sidecar_folder, featu
 def test_pipeline_on_a_slice_of_real_data(tmp_path, feature_cache):
     """prepare -> train a few steps -> evaluate -> export -> caption through the app's CLI."""
     src = json.loads((SHARED_DATA / "everyday" / "dataset_everyday.json").read_text())
-    pick = {"train": 40, "val": 10, "test": 10}
+    # test photos from both collections, so the per-collection figures are exercised
+    pick = {("train", ""): 40, ("val", ""): 10, ("test", "flickr8k"): 5, ("test", "coco"): 5}
     images = []
     for img in src["images"]:
-        if pick.get(img["split"], 0) > 0:
-            pick[img["split"]] -= 1
+        key = (img["split"], "" if img["split"] != "test" else img["source"][:4].replace("flic", "flickr8k"))
+        if pick.get(key, 0) > 0:
+            pick[key] -= 1
             images.append(img)
     (tmp_path / "dataset_slice.json").write_text(json.dumps({"dataset": "slice", "images": images}))
     data = tmp_path / "dataset_slice.json"
@@ -341,6 +343,14 @@ def test_pipeline_on_a_slice_of_real_data(tmp_path, feature_cache):
     )
     assert res["images"] == 10 and 0 <= res["beam3"]["BLEU-4"] <= 1 and res["beam1"]["BLEU-1"] > 0
     assert (tmp_path / "sheet.png").stat().st_size > 10_000
+    assert {g: v["images"] for g, v in res["by_source"].items()} == {"flickr8k": 5, "coco": 5}
+    assert 0 <= res["by_source"]["flickr8k"]["beam3"]["BLEU-4"] <= 1
+    from training.card import render
+
+    manifest = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
+    manifest["metrics"] = {"test": res}
+    card = render(manifest, {})
+    assert "Flickr8k test photos" in card and "COCO test photos" in card and "hard (paper)" in card
     test_img = SHARED_DATA / "everyday" / "images" / images[-1]["filename"]
     c = run_cli("caption", "--json", "--model", str(tmp_path / "bundle"), str(test_img))
     assert c.returncode == 0 and json.loads(c.stdout)["model"] == "slice"

@@ -25,6 +25,34 @@ def _table(test: dict) -> str:
     return "\n".join([head, sep, *rows])
 
 
+# Xu et al. (2015), Table 1, Flickr8k (VGG encoder): the published figures the Flickr8k rows compare with.
+PAPER_FLICKR8K = {
+    "Show, Attend and Tell, soft (paper)": {"BLEU-1": 0.67, "BLEU-2": 0.448, "BLEU-3": 0.299, "BLEU-4": 0.195,
+                                            "METEOR": 0.1893},
+    "Show, Attend and Tell, hard (paper)": {"BLEU-1": 0.67, "BLEU-2": 0.457, "BLEU-3": 0.314, "BLEU-4": 0.213,
+                                            "METEOR": 0.2030},
+}
+SOURCE_NAMES = {"flickr8k": "Flickr8k test photos (official split)", "coco": "COCO test photos"}
+
+
+def _source_tables(test: dict) -> str:
+    """One table per collection of the test split; Flickr8k next to the paper's Table 1."""
+    parts = []
+    for g, res in sorted(test.get("by_source", {}).items()):
+        beams = sorted((k for k in res if k.startswith("beam")), key=lambda k: int(k[4:]))
+        cols = [m for m in METRICS if any(m in res[b] for b in beams)]
+        rows = [f"**{SOURCE_NAMES.get(g, g)}** ({res.get('images', '?')} images)", "",
+                "| decoding | " + " | ".join(cols) + " |", "| --- " * (len(cols) + 1) + "|"]
+        for b in beams:
+            rows.append(f"| beam {b[4:]} | " + " | ".join(f"{res[b][c]:.3f}" if c in res[b] else "—" for c in cols)
+                        + " |")
+        if g == "flickr8k":
+            for label, ref in PAPER_FLICKR8K.items():
+                rows.append(f"| {label} | " + " | ".join(f"{ref[c]:.3f}" if c in ref else "—" for c in cols) + " |")
+        parts.append("\n".join(rows))
+    return "\n\n".join(parts)
+
+
 def render(manifest: dict, notes: dict) -> str:
     m = manifest
     t = m.get("metrics", {}).get("test", {})
@@ -71,6 +99,8 @@ def render(manifest: dict, notes: dict) -> str:
         "the CPU, exactly as the app runs.",
         "",
         _table(t) if t else "(not measured)",
+        "",
+        _source_tables(t),
         "",
         notes.get("figures", ""),
         "",

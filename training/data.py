@@ -33,6 +33,7 @@ class Record:
     captions: list[list[str]]
     split: str = "train"
     raw: list[str] = field(default_factory=list)
+    source: str = ""  # the collection an image came from (e.g. "flickr8k"), when the data set says
 
 
 @dataclass
@@ -105,6 +106,8 @@ def read_karpathy(path: Path, image_root: Path | None = None, check_files: bool 
             _add(records, problems, image, text, split, f"{path.name}[{fn}]")
         if image not in records:
             problems.append(f"{path.name}: {fn} has no usable captions; skipped")
+        else:
+            records[image].source = str(img.get("source", ""))
     return _finish(records, problems, data.get("dataset", path.stem), check_files)
 
 

@@ -47,6 +47,12 @@ def decode_all(engine: Engine, feats: np.ndarray, beam: int, batch: int = 32, **
         engine.length_alpha, engine.block_ngram = saved
 
 
+def source_group(source: str) -> str:
+    """Flickr8k photos apart from COCO ones (COCO val and train), so Flickr8k figures compare with
+    published Flickr8k results."""
+    return "coco" if source.startswith("coco") else source
+
+
 def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[int] = (1, 3, 5),
                     cache: str = "", sheet: Path | None = None, meteor: bool = False,
                     limit: int = 0, decoding: dict | None = None, image_root: Path | None = None) -> dict:
@@ -59,6 +65,7 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         raise ValueError(f"{data}: no images in split {split!r}")
     feats, records, problems = encode_records(engine, records)
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+    by_path = {str(r.image): r for r in records}
     out: dict = {"data": ds.name, "split": split, "images": len(records), "skipped": problems,
                  "provider": engine.provider}
     for b in beams:
@@ -72,6 +79,13 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         m["mean_length"] = round(float(np.mean([len(c.words) for c in caps])), 2)
         m["vocabulary_used"] = len({w for c in caps for w in c.words})
         out[f"beam{b}"] = m
+        groups = sorted({source_group(r.source) for r in records if r.source})
+        if len(groups) > 1:
+            for g in groups:
+                sub = {k: v for k, v in hyps.items() if source_group(by_path[k].source) == g}
+                gm = score({k: refs[k] for k in sub}, sub, meteor=meteor)
+                grp = out.setdefault("by_source", {}).setdefault(g, {"images": len(sub)})
+                grp[f"beam{b}"] = gm
     if sheet is not None:
         caps = decode_all(engine, feats[:6], max(beams))
         write_sheet(sheet, [r.image for r in records[:6]], caps, engine.grid)

@@ -61,6 +61,9 @@ class TrainConfig:
     max_steps: int = 0  # >0: stop after this many steps (tests, smoke runs)
     val_limit: int = 0  # >0: validate on at most this many images
     threads: int = 0
+    # bfloat16 autocast for the forward pass: about 1.5-2x faster on CPUs with AMX/AVX-512 BF16 and on
+    # GPUs; weights, optimiser and the exported graphs stay float32
+    amp: bool = False
     extra: dict = field(default_factory=dict)
 
 
@@ -274,7 +277,9 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
                 f = np.where(use_flip[:, None, None], tr_flip[rows], f)
             feats = torch.from_numpy(f.astype(np.float32)).to(device)
             caps = caps.to(device)
-            out_d = model(feats, caps)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.amp):
+                out_d = model(feats, caps)
+            out_d = {k: v.float() for k, v in out_d.items()}
             loss, stats = caption_loss(out_d, caps, PAD, cfg.ds_lambda, state["hard"], cfg.entropy_weight)
             opt.zero_grad(set_to_none=True)
             loss.backward()
