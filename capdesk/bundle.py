@@ -1,9 +1,11 @@
 """Model bundles: finding them, validating their manifest and checking every file's sha256.
 
 A bundle is a folder (or a ``.zip`` of one) holding ``manifest.json``, ``encoder.onnx``,
-``decoder_init.onnx``, ``decoder_step.onnx`` and ``vocab.json``. The manifest records the
-sha256 of each file; a file that does not match is refused, so a tampered or truncated
-model never runs.
+``decoder_init.onnx``, ``decoder_step.onnx`` and ``vocab.json``. The manifest is checked
+against its schema (``capdesk.manifest``) before anything in it is used, and records the
+sha256 and size of each file; a file is read as a stream that stops at the size the manifest
+gives, so neither a tampered file nor a zip bomb is ever unpacked whole. A bundle that
+cannot be used is reported once by discovery and never stops the others.
 """
 
 from __future__ import annotations
@@ -11,14 +13,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
 import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
-FORMAT_VERSION = 1
-REQUIRED_FILES = ("encoder.onnx", "decoder_init.onnx", "decoder_step.onnx", "vocab.json")
+from capdesk import manifest as schema
+from capdesk.manifest import FORMAT_VERSION, REQUIRED_FILES  # noqa: F401  (part of this module's API)
+
 DEFAULT_MODEL = "everyday"
+CHUNK = 1 << 20
+# What a damaged or hostile zip can raise from the standard library while being listed or read.
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError,
+              RuntimeError, ValueError, KeyError, OSError)
 
 
 class BundleError(Exception):
@@ -32,7 +45,7 @@ def sha256_bytes(data: bytes) -> str:
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+        for chunk in iter(lambda: fh.read(CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
 
@@ -63,6 +76,27 @@ def search_dirs() -> list[tuple[Path, str]]:
     return out
 
 
+def stream_limited(fh: IO[bytes], limit: int, keep: bool) -> tuple[int, str, bytes | None, bool]:
+    """(bytes seen, their sha256, the bytes if ``keep``, whether there were more than ``limit``).
+
+    Reads at most ``limit + 1`` bytes whatever a header claims: the count is of real bytes.
+    """
+    h = hashlib.sha256()
+    buf = bytearray() if keep else None
+    n = 0
+    while True:
+        chunk = fh.read(min(CHUNK, limit + 1 - n))
+        if not chunk:
+            break
+        n += len(chunk)
+        if n > limit:
+            return n, "", None, True
+        h.update(chunk)
+        if buf is not None:
+            buf += chunk
+    return n, h.hexdigest(), bytes(buf) if buf is not None else None, False
+
+
 @dataclass
 class Bundle:
     path: Path
@@ -72,55 +106,118 @@ class Bundle:
 
     @property
     def name(self) -> str:
-        return str(self.manifest.get("name", self.path.stem))
+        return str(self.manifest["name"])
 
     @property
     def encoder(self) -> dict:
         return self.manifest["encoder"]
 
-    def read(self, filename: str) -> bytes:
+    @contextmanager
+    def _open(self, filename: str) -> Iterator[IO[bytes]]:
         if self._zip_root is not None:
             with zipfile.ZipFile(self.path) as zf:
-                return zf.read(self._zip_root + filename)
-        return (self.path / filename).read_bytes()
+                info = zf.getinfo(self._zip_root + filename)
+                if info.is_dir() or not _zip_regular(info):
+                    raise BundleError(f"{self.path}: {filename} in the zip is not a regular file")
+                with zf.open(info) as fh:
+                    yield fh
+            return
+        p = self.path / filename
+        # A FIFO or device named encoder.onnx would block or never end; only regular files are read.
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise BundleError(f"{self.path}: {filename} is not a regular file")
+        with open(p, "rb") as fh:
+            yield fh
 
-    def read_verified(self, filename: str) -> bytes:
-        """The file's bytes, refused unless they match the manifest's sha256 and size."""
-        entry = self.manifest.get("files", {}).get(filename)
+    def _checked(self, filename: str, keep: bool) -> bytes | None:
+        entry = self.manifest["files"].get(filename)
         if entry is None:
             raise BundleError(f"{self.path}: manifest lists no {filename}")
+        size = entry["size"]
         try:
-            data = self.read(filename)
-        except (OSError, KeyError):
+            with self._open(filename) as fh:
+                n, digest, data, over = stream_limited(fh, size, keep)
+        except BundleError:
+            raise
+        except (FileNotFoundError, KeyError):
             raise BundleError(f"{self.path}: {filename} is missing") from None
-        if "size" in entry and len(data) != entry["size"]:
-            raise BundleError(f"{self.path}: {filename} is {len(data)} bytes, manifest says "
-                              f"{entry['size']} (truncated or replaced)")
-        if sha256_bytes(data) != entry["sha256"]:
+        except ZIP_ERRORS as exc:
+            raise BundleError(f"{self.path}: {filename} cannot be read ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else 'damaged'})") from None
+        if over:
+            raise BundleError(f"{self.path}: {filename} is over {size} bytes, manifest says {size} "
+                              "(replaced, or a decompression bomb)")
+        if n != size:
+            raise BundleError(f"{self.path}: {filename} is {n} bytes, manifest says {size} (truncated or replaced)")
+        if digest != entry["sha256"]:
             raise BundleError(f"{self.path}: {filename} does not match its sha256 (modified or corrupt)")
         return data
 
+    def read_verified(self, filename: str) -> bytes:
+        """The file's bytes, refused unless they match the manifest's sha256 and size."""
+        data = self._checked(filename, keep=True)
+        assert data is not None
+        return data
+
+    def check_file(self, filename: str) -> None:
+        """Hash the file as a stream against the manifest; nothing is kept in memory."""
+        self._checked(filename, keep=False)
+
+    def read_json(self, filename: str) -> Any:
+        try:
+            return json.loads(self.read_verified(filename).decode("utf-8"))
+        except RecursionError:
+            raise BundleError(f"{self.path}: {filename} is nested too deeply") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BundleError(f"{self.path}: {filename} is not valid JSON ({exc})") from None
+
     def vocab(self) -> list[str]:
-        data = json.loads(self.read_verified("vocab.json").decode("utf-8"))
-        itos = data["itos"] if isinstance(data, dict) else data
+        data = self.read_json("vocab.json")
+        itos = data.get("itos") if isinstance(data, dict) else data
+        if not isinstance(itos, list) or not all(isinstance(w, str) for w in itos):
+            raise BundleError(f"{self.path}: vocab.json is not a list of words")
         if len(itos) != self.manifest["vocab"]["size"]:
             raise BundleError(f"{self.path}: vocab.json has {len(itos)} words, manifest says "
                               f"{self.manifest['vocab']['size']}")
         return itos
 
+    def labels(self) -> list[str] | None:
+        """The ImageNet tag names, when the bundle has them."""
+        fn = self.manifest.get("tags", {}).get("file")
+        if not fn:
+            return None
+        data = self.read_json(fn)
+        if not isinstance(data, list) or not all(isinstance(w, str) for w in data):
+            raise BundleError(f"{self.path}: {fn} is not a list of tag names")
+        return data
+
+    def domain_model(self):
+        """The domain gate (``capdesk.domain.DomainModel``), when the bundle has one."""
+        gate = self.manifest.get("domain_gate")
+        if not gate:
+            return None
+        from capdesk.domain import DomainFileError, DomainModel
+
+        try:
+            return DomainModel.from_bytes(self.read_verified(gate["file"]), gate["threshold"],
+                                          self.manifest["encoder"]["feature_dim"])
+        except DomainFileError as exc:
+            raise BundleError(f"{self.path}: {gate['file']} {exc}") from None
+
     def verify(self) -> list[str]:
         """Every problem with this bundle (empty when it is sound)."""
         problems = []
-        for fn in self.manifest.get("files", {}):
+        for fn in self.manifest["files"]:
             try:
-                self.read_verified(fn)
+                self.check_file(fn)
             except BundleError as exc:
                 problems.append(str(exc))
         if not problems:
-            try:
-                self.vocab()
-            except (BundleError, KeyError, ValueError, TypeError) as exc:
-                problems.append(f"{self.path}: vocab.json is not a valid vocabulary ({exc})")
+            for check in (self.vocab, self.labels, self.domain_model):
+                try:
+                    check()
+                except BundleError as exc:
+                    problems.append(str(exc))
         return problems
 
     def summary(self) -> dict:
@@ -130,22 +227,54 @@ class Bundle:
                 "metrics": m.get("metrics", {})}
 
 
-def _check_manifest(where: Path, m: object) -> dict:
-    if not isinstance(m, dict):
-        raise BundleError(f"{where}: manifest.json is not a JSON object")
-    ver = m.get("format_version")
-    if ver != FORMAT_VERSION:
-        raise BundleError(f"{where}: manifest format_version {ver!r} is not supported (expected {FORMAT_VERSION})")
-    for key in ("name", "encoder", "decoder", "vocab", "files"):
-        if key not in m:
-            raise BundleError(f"{where}: manifest.json lacks {key!r}")
-    for key in ("input_size", "mean", "std", "grid", "feature_dim"):
-        if key not in m["encoder"]:
-            raise BundleError(f"{where}: manifest encoder section lacks {key!r}")
-    missing = [f for f in REQUIRED_FILES if f not in m["files"]]
-    if missing:
-        raise BundleError(f"{where}: manifest lists no {', '.join(missing)}")
-    return m
+def _zip_regular(info: zipfile.ZipInfo) -> bool:
+    """Unix mode bits in a zip entry: none (DOS-made zips), or a plain file or folder; no links, devices."""
+    mode = info.external_attr >> 16
+    return stat.S_IFMT(mode) in (0, stat.S_IFREG, stat.S_IFDIR)
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def unsafe_member_name(name: str) -> str | None:
+    """Why a zip entry's name could land outside the folder it is unpacked into (None: it cannot)."""
+    if "\0" in name or "\\" in name:
+        return "holds a backslash or NUL"
+    if name.startswith("/") or _DRIVE.match(name):
+        return "is an absolute path"
+    parts = name.rstrip("/").split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "has an empty, '.' or '..' part"
+    return None
+
+
+def zip_root(where: Path, names: list[str]) -> str:
+    """The folder prefix ('' or 'name/') whose manifest.json is the bundle's: the top level, or one folder."""
+    cands = [n for n in names if n == "manifest.json" or (n.count("/") == 1 and n.endswith("/manifest.json"))]
+    cands = [n for n in cands if unsafe_member_name(n) is None]
+    if not cands:
+        raise BundleError(f"{where}: zip holds no manifest.json (at its top level or in one folder)")
+    if len(set(cands)) > 1:
+        raise BundleError(f"{where}: zip holds more than one manifest.json ({', '.join(sorted(set(cands))[:3])})")
+    return cands[0][: -len("manifest.json")]
+
+
+def manifest_from_bytes(where: Path, raw: bytes) -> dict:
+    """The checked manifest in ``raw``; BundleError naming ``where`` and the first wrong field."""
+    try:
+        return schema.validate(schema.parse(raw))
+    except schema.ManifestError as exc:
+        raise BundleError(f"{where}: {exc}") from None
+
+
+def read_limited(path: Path, limit: int) -> bytes:
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(f"{path.name} is not a regular file")
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path.name} is larger than {limit} bytes")
+    return data
 
 
 def open_bundle(path: str | os.PathLike[str], source: str = "path") -> Bundle:
@@ -156,40 +285,55 @@ def open_bundle(path: str | os.PathLike[str], source: str = "path") -> Bundle:
         if not mf.is_file():
             raise BundleError(f"{p}: not a model bundle (no manifest.json)")
         try:
-            m = json.loads(mf.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raw = read_limited(mf, schema.MANIFEST_MAX_BYTES)
+        except OSError as exc:
             raise BundleError(f"{p}: manifest.json is unreadable ({exc})") from None
-        return Bundle(p, _check_manifest(p, m), source)
-    if p.is_file() and zipfile.is_zipfile(p):
-        with zipfile.ZipFile(p) as zf:
-            names = [n for n in zf.namelist() if n.endswith("manifest.json")]
-            if not names:
-                raise BundleError(f"{p}: zip holds no manifest.json")
-            name = min(names, key=len)
-            try:
-                m = json.loads(zf.read(name).decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise BundleError(f"{p}: manifest.json is unreadable ({exc})") from None
-        return Bundle(p, _check_manifest(p, m), source, name[: -len("manifest.json")])
+        return Bundle(p, manifest_from_bytes(p, raw), source)
+    if p.is_file() and (p.suffix.lower() == ".zip" or zipfile.is_zipfile(p)):
+        try:
+            with zipfile.ZipFile(p) as zf:
+                root = zip_root(p, zf.namelist())
+                info = zf.getinfo(root + "manifest.json")
+                with zf.open(info) as fh:
+                    n, _, raw, over = stream_limited(fh, schema.MANIFEST_MAX_BYTES, keep=True)
+        except BundleError:
+            raise
+        except ZIP_ERRORS as exc:
+            raise BundleError(f"{p}: not a readable zip ({type(exc).__name__}: {str(exc)[:200]})") from None
+        if over or raw is None:
+            raise BundleError(f"{p}: manifest.json is larger than {schema.MANIFEST_MAX_BYTES >> 20} MiB")
+        return Bundle(p, manifest_from_bytes(p, raw), source, root)
     if not p.exists():
         raise BundleError(f"{p}: no such model folder or zip")
     raise BundleError(f"{p}: not a model bundle (expected a folder or .zip)")
 
 
 def discover() -> tuple[list[Bundle], list[str]]:
-    """All installed bundles (first of each name wins) and the problems met on the way."""
+    """All installed bundles (first of each name wins) and the problems met on the way.
+
+    Each bundle is opened on its own: whatever one holds, the others are still found.
+    """
     found: dict[str, Bundle] = {}
     problems: list[str] = []
     for folder, source in search_dirs():
-        if not folder.is_dir():
-            continue
-        for entry in sorted(folder.iterdir()):
-            if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix == ".zip"):
+        try:
+            if not folder.is_dir():
                 continue
+            entries = sorted(folder.iterdir())
+        except OSError as exc:
+            problems.append(f"{folder}: cannot list model folder ({exc.strerror or exc})")
+            continue
+        for entry in entries:
             try:
+                # '.'-names are hidden, and are where an import in progress unpacks.
+                if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix.lower() == ".zip"):
+                    continue
                 b = open_bundle(entry, source)
             except BundleError as exc:
                 problems.append(str(exc))
+                continue
+            except Exception as exc:  # one hostile bundle must never stop discovery of the others
+                problems.append(f"{entry}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
                 continue
             found.setdefault(b.name, b)
     return list(found.values()), problems

@@ -84,13 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
     p.add_argument("path", nargs="?", help="folder or image to open; the selected image is captioned at once")
 
-    p = sub.add_parser("models", help="list or verify installed model bundles",
-                       description="List installed model bundles or verify their files.")
+    p = sub.add_parser("models", help="list, verify or import model bundles",
+                       description="List installed model bundles, verify their files, or import one.")
     msub = p.add_subparsers(dest="models_command", metavar="ACTION", parser_class=_Parser)
     ml = msub.add_parser("list", help="installed bundles and where they are")
     ml.add_argument("--json", action="store_true")
     mv = msub.add_parser("verify", help="check every file of a bundle against its sha256")
     mv.add_argument("name", nargs="?", help="model name or folder (default: all installed)")
+    mi = msub.add_parser("import", help="check a bundle folder or zip and install it in your model folder",
+                         description="Check a model bundle (folder or .zip) against its manifest and install it "
+                                     "in the user model folder; a bundle that fails any check installs nothing.")
+    mi.add_argument("path", metavar="PATH", help="bundle folder or .zip")
 
     sub.add_parser("train", help="train, evaluate and export models (needs the 'train' extra)",
                    add_help=False, prefix_chars="\0")
@@ -135,9 +139,12 @@ def _open_engine(ns: argparse.Namespace):
 
     opts = DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess)
     try:
-        return Describer(ns.model, provider=ns.provider, beam=ns.beam, options=opts), None
+        describer = Describer(ns.model, provider=ns.provider, beam=ns.beam, options=opts)
     except (BundleError, ProviderError) as exc:
         return None, str(exc)
+    for problem in dict.fromkeys(describer.problems):  # a broken bundle is said once; the others go on
+        print(f"capdesk: warning: model skipped: {problem}", file=sys.stderr)
+    return describer, None
 
 
 def cmd_caption(ns: argparse.Namespace) -> int:
@@ -357,6 +364,16 @@ def cmd_watch(ns: argparse.Namespace) -> int:
 def cmd_models(ns: argparse.Namespace) -> int:
     from capdesk.bundle import BundleError, discover, resolve
 
+    if ns.models_command == "import":
+        from capdesk.model_install import install
+
+        try:
+            done = install(ns.path)
+        except BundleError as exc:
+            print(f"capdesk: error: {exc}", file=sys.stderr)
+            return EXIT_SOME_FAILED
+        print(done.message())
+        return EXIT_OK
     if ns.models_command in (None, "list"):
         bundles, problems = discover()
         if getattr(ns, "json", False):
@@ -367,7 +384,8 @@ def cmd_models(ns: argparse.Namespace) -> int:
             for b in bundles:
                 m = b.manifest.get("metrics", {}).get("test", {})
                 fig = m.get("beam3") or {}
-                perf = f"  test BLEU-4 {fig['BLEU-4']:.3f} CIDEr {fig['CIDEr']:.3f}" if "BLEU-4" in fig else ""
+                perf = (f"  test BLEU-4 {fig['BLEU-4']:.3f} CIDEr {fig['CIDEr']:.3f}"
+                        if "BLEU-4" in fig and "CIDEr" in fig else "")
                 print(f"{b.name}\t{b.source}\t{b.path}{perf}")
             for p in problems:
                 print(f"problem: {p}", file=sys.stderr)

@@ -13,9 +13,56 @@ model, far better than any single threshold separates the domains.)
 from __future__ import annotations
 
 import io
+import math
+import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+ARRAY_MAX_BYTES = 64 << 20  # a 64-component summary of 1280 features is ~330 KB
+ARRAYS = ("mean", "components", "variances", "residual")
+
+
+class DomainFileError(ValueError):
+    """``domain.npz`` that cannot be used; ``str()`` says why (the caller names the bundle)."""
+
+
+def _load_arrays(data: bytes) -> dict[str, np.ndarray]:
+    """The four arrays of a domain summary, read without pickles and without trusting sizes.
+
+    An ``.npz`` is a zip of ``.npy`` files: each array's header (dtype, shape) is checked before
+    its data is read, so a small file cannot expand into gigabytes, and object arrays (pickles,
+    which could run code) are refused outright.
+    """
+    out: dict[str, np.ndarray] = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for key in ARRAYS:
+                with zf.open(key + ".npy") as fh:
+                    version = np.lib.format.read_magic(fh)
+                    if version == (1, 0):
+                        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+                    else:
+                        shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+                    if dtype.hasobject or dtype.kind not in "fiu":
+                        raise DomainFileError(f"holds {key} of type {dtype} (numbers expected; pickles are refused)")
+                    nbytes = math.prod(shape) * dtype.itemsize
+                    if nbytes > ARRAY_MAX_BYTES:
+                        raise DomainFileError(f"declares a {key} array of {nbytes} bytes (over the limit)")
+                    raw = fh.read(nbytes + 1)
+                    if len(raw) != nbytes:
+                        raise DomainFileError(f"{key} holds {len(raw)} bytes, its header says {nbytes}")
+                    arr = np.frombuffer(raw, dtype=dtype)
+                    out[key] = arr.reshape(shape, order="F" if fortran else "C")
+    except DomainFileError:
+        raise
+    except KeyError as exc:
+        raise DomainFileError(f"lacks an array ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError,
+            RuntimeError) as exc:
+        raise DomainFileError(f"is not a readable numpy archive ({type(exc).__name__}: {exc})") from None
+    return out
 
 
 @dataclass
@@ -27,10 +74,19 @@ class DomainModel:
     threshold: float
 
     @classmethod
-    def from_bytes(cls, data: bytes, threshold: float) -> DomainModel:
-        z = np.load(io.BytesIO(data))
-        return cls(z["mean"].astype(np.float32), z["components"].astype(np.float32),
-                   z["variances"].astype(np.float32), float(z["residual"]), float(threshold))
+    def from_bytes(cls, data: bytes, threshold: float, feature_dim: int | None = None) -> DomainModel:
+        """The summary in ``data`` (an .npz); DomainFileError when it is damaged, hostile or the wrong shape."""
+        z = _load_arrays(data)
+        mean, comps, var, res = (z[k].astype(np.float32) for k in ARRAYS)
+        d = feature_dim or (mean.shape[0] if mean.ndim == 1 else 0)
+        if (mean.shape != (d,) or comps.ndim != 2 or comps.shape[1] != d or var.shape != (comps.shape[0],)
+                or res.size != 1):
+            raise DomainFileError(f"has arrays of the wrong shape for {d} features")
+        residual = float(res.reshape(()))
+        if not (np.isfinite(mean).all() and np.isfinite(comps).all() and (var > 0).all()
+                and math.isfinite(residual) and residual > 0):
+            raise DomainFileError("holds non-finite or non-positive values")
+        return cls(mean, comps, var, residual, float(threshold))
 
     def score(self, pooled: np.ndarray) -> np.ndarray:
         """pooled [N, D] mean features -> [N] scores (higher: further from the training images)."""

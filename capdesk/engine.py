@@ -7,7 +7,6 @@ Pillow images, or precomputed encoder features (used by evaluation).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
@@ -96,15 +95,8 @@ class Engine:
         self.dec_init = session("decoder_init.onnx")
         self.dec_step = session("decoder_step.onnx")
         self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
-        self.labels: list[str] | None = None
-        if m.get("tags", {}).get("file"):
-            self.labels = json.loads(self.bundle.read_verified(m["tags"]["file"]).decode("utf-8"))
-        self.domain = None
-        gate = m.get("domain_gate")
-        if gate:
-            from capdesk.domain import DomainModel
-
-            self.domain = DomainModel.from_bytes(self.bundle.read_verified(gate["file"]), gate["threshold"])
+        self.labels: list[str] | None = self.bundle.labels()
+        self.domain = self.bundle.domain_model()
         self._lock = threading.Lock()
 
     @property

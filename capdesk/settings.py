@@ -102,7 +102,7 @@ def _set_aside(p: Path) -> str:
 def _text(max_len: int) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         if not isinstance(v, str):
-            raise ValueError("is not text")
+            raise ValueError("has the wrong type (text expected)")
         if len(v) > max_len or "\0" in v:
             raise ValueError("is too long or holds a NUL character")
         return v
@@ -119,23 +119,27 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
 
 def _int_range(lo: int, hi: int) -> Callable[[Any], int]:
     def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError(f"must be a whole number from {lo} to {hi}")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"has the wrong type (a whole number from {lo} to {hi} expected)")
+        if not lo <= v <= hi:
+            raise ValueError(f"is out of range (must be from {lo} to {hi})")
         return v
     return check
 
 
 def _float_range(lo: float, hi: float) -> Callable[[Any], float]:
     def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
-            raise ValueError(f"must be a number from {lo:g} to {hi:g}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"has the wrong type (a number from {lo:g} to {hi:g} expected)")
+        if not math.isfinite(v) or not lo <= v <= hi:
+            raise ValueError(f"is out of range (must be a number from {lo:g} to {hi:g})")
         return float(v)
     return check
 
 
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
-        raise ValueError("must be true or false")
+        raise ValueError("has the wrong type (true or false expected)")
     return v
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
-import zipfile
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, QUrl, Signal
@@ -29,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from capdesk.bundle import BundleError, discover, open_bundle, user_models_dir
+from capdesk.bundle import BundleError, discover
 from capdesk.settings import Settings
 from capdesk.sidecars import SidecarOptions, SidecarWriter
 
@@ -324,37 +322,19 @@ class ModelsDialog(QDialog):
             announce(self, msg)
 
     def import_bundle(self, src: str) -> str | None:
-        """Copy a bundle folder or zip into the user's model folder after checking it."""
+        """Check a bundle folder or zip and install it in the user's model folder (the CLI's service)."""
         if not src:
             return None
+        from capdesk.model_install import install
+
         try:
-            b = open_bundle(src)
-            problems = b.verify()
-            if problems:
-                raise BundleError("; ".join(problems))
-            dest = user_models_dir() / b.name
-            if dest.exists():
-                raise BundleError(f"a model named {b.name!r} is already installed at {dest}")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if Path(src).is_dir():
-                shutil.copytree(src, dest)
-            else:
-                with zipfile.ZipFile(src) as zf:
-                    root = b._zip_root or ""
-                    dest.mkdir()
-                    for name in zf.namelist():
-                        if name.startswith(root) and not name.endswith("/"):
-                            rel = Path(name[len(root):])
-                            if ".." in rel.parts:
-                                raise BundleError(f"{src}: unsafe path in zip: {name}")
-                            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                            (dest / rel).write_bytes(zf.read(name))
-        except (BundleError, OSError, zipfile.BadZipFile) as exc:
+            done = install(src)
+        except BundleError as exc:
             self.info.setText(f"Import failed: {exc}")
             return None
-        self.info.setText(f"Imported {b.name} to {dest}")
+        self.info.setText(done.message()[0].upper() + done.message()[1:])
         self.refresh()
-        return b.name
+        return done.name
 
 
 class SettingsDialog(QDialog):
