@@ -3,7 +3,9 @@ into one description. The CLI, batch, watch, speech, sidecars and the GUI all us
 
 A caption is only said as fact when the image lies inside the domain of the model that wrote
 it and the model was confident. Out of every domain the caption is withheld (available on
-request, marked as a guess) and CapDesk says what the ImageNet tags and the text show.
+request, marked as a guess) and CapDesk says what the ImageNet tags and the text show, or that
+the picture is blank, or nothing (the rule is in ``capdesk.alttext``). Why a picture needs a
+person's review is kept beside the alt text (``review``, ``reason``), never in it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ import numpy as np
 from PIL import Image
 
 from capdesk import ocr, tags
-from capdesk.alttext import clean_caption
+from capdesk.alttext import Wording, word
 from capdesk.bundle import BundleError, discover
 from capdesk.engine import Caption, Engine, load_in_batches
 from capdesk.imageio import load_image
+from capdesk.pixelfacts import plain_fact
 
 LOW_CONFIDENCE = 0.35
+# A caption that names people is said as fact only from this confidence up: under it, captions
+# name people that none of the human captions mention far more often (bench/people_rate.py,
+# tuned on the everyday val split).
+PEOPLE_CONFIDENCE = 0.0
+OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no text was read"
 
 
 @dataclass
@@ -30,6 +38,7 @@ class DescribeOptions:
     ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = LOW_CONFIDENCE
+    people_confidence: float = PEOPLE_CONFIDENCE
 
 
 @dataclass
@@ -44,6 +53,10 @@ class Described:
     description: str = ""
     error: str | None = None
     image_size: tuple[int, int] | None = None
+    said_as: str | None = None  # the caption said as: fact | probably | withheld | none (no caption)
+    review: bool = False  # a person should check or write the alt text
+    reason: str | None = None  # why, in one line (for the JSON, the report and the GUI; never the alt text)
+    text_status: str = "skipped"  # text reading: read | none (nothing found) | skipped | unavailable
 
     @property
     def ok(self) -> bool:
@@ -55,6 +68,8 @@ class Described:
 
     @property
     def certain(self) -> bool:
+        if self.said_as is not None:
+            return self.said_as == "fact"
         return bool(self.in_domain is not False and self.caption is not None
                     and self.caption.confidence >= LOW_CONFIDENCE)
 
@@ -65,41 +80,44 @@ class Described:
                 "in_domain": self.in_domain, "domain_score": self.domain_score,
                 "tags": [{"label": n, "probability": p} for n, p in self.tags],
                 "text": self.text, "description": self.description if self.ok else None,
-                "words": c.words if c else None, "model": self.model, "error": self.error}
+                "words": c.words if c else None, "model": self.model, "error": self.error,
+                "said_as": self.said_as, "review": self.review if self.ok else None,
+                "reason": self.reason if self.ok else None, "text_status": self.text_status}
 
 
 def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
             tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
-            domain: str = "") -> str:
-    """One short description, saying uncertain parts as such."""
-    parts: list[str] = []
-    cap = clean_caption(caption) if caption else ""
-    withheld = in_domain is False or not cap
-    if not withheld:
-        if confidence is not None and confidence < opts.low_confidence:
-            parts.append("Probably " + cap[0].lower() + cap[1:])
-        else:
-            parts.append(cap)
-    if tag_list and (opts.tags == "always" or (opts.tags == "auto" and withheld)):
-        parts.append(tags.plain(tag_list))
-    if withheld:
-        parts.append("No scene description: the picture is unlike those the model knows"
-                     + (f" ({domain})." if domain else "."))
-        if opts.show_guess and cap:
-            parts.append(f"Guess: {cap}")
-    if text:
-        parts.append(f"Text: {text}")
-    return " ".join(p for p in parts if p)
+            domain: str = "", fact: str = "") -> str:
+    """The alt text alone (see ``wording`` for how it came about)."""
+    return wording(caption, confidence, in_domain, tag_list, text, opts, domain, fact).text
+
+
+def wording(caption: str | None, confidence: float | None, in_domain: bool | None,
+            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
+            domain: str = "", fact: str = "", animals: frozenset[str] = frozenset()) -> Wording:
+    """One short description about the picture only, saying uncertain parts as such."""
+    return word(caption, confidence, in_domain, tags.plain(tag_list), [n for n, _ in tag_list], text,
+                tags_mode=opts.tags, show_guess=opts.show_guess, low_confidence=opts.low_confidence,
+                people_confidence=opts.people_confidence, domain=domain, plain_fact=fact,
+                animal_tags=[n for n, _ in tag_list if n in animals])
+
+
+def animal_names(labels: list[str] | None) -> frozenset[str]:
+    """Tag names that name animals: ImageNet-1k's first 398 classes are animals, and so is every
+    group of fine-grained classes that ``tags.grouped`` merges."""
+    if not labels or len(labels) != 1000:
+        return frozenset()
+    return frozenset(labels[:398]) | {name for *_, name in tags.GROUPS}
 
 
 class Describer:
     """Engines for the installed models, sharing one encoder pass, with routing and the gate."""
 
     def __init__(self, model: str | None = None, provider: str | None = None, beam: int | None = None,
-                 options: DescribeOptions | None = None) -> None:
+                 options: DescribeOptions | None = None, threads: int = 0) -> None:
         self.options = options or DescribeOptions()
         self.fixed = model is not None
-        primary = Engine(model, provider=provider, beam=beam or 3)
+        primary = Engine(model, provider=provider, beam=beam or 3, threads=threads)
         if beam is None:
             primary.beam = int(primary.bundle.manifest.get("decoding", {}).get("beam", 3))
         self.primary = primary
@@ -114,7 +132,7 @@ class Describer:
             if "domain_gate" not in b.manifest:
                 continue
             try:
-                e = Engine(b, provider=provider, beam=beam or 3)
+                e = Engine(b, provider=provider, beam=beam or 3, threads=threads)
             except BundleError as exc:
                 self.problems.append(str(exc))
                 continue
@@ -171,12 +189,23 @@ class Describer:
         t = eng.bundle.manifest.get("tags", {})
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", 0.35), t.get("max_tags", 3))
         o = self.options
-        text = None
+        text, status = None, "skipped"
         if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
-            text = ocr.read_text(img)
-        d = Described(path, cap, eng.name, in_dom, score, tag_list, text, image_size=img.size)
-        d.description = compose(cap.text, cap.confidence, in_dom, tag_list, text, o,
-                                eng.bundle.manifest.get("domain", ""))
+            if ocr.available():
+                text = ocr.read_text(img)
+                status = "read" if text else "none"
+            else:
+                status = "unavailable"
+        d = Described(path, cap, eng.name, in_dom, score, tag_list, text, image_size=img.size, text_status=status)
+        domain = eng.bundle.manifest.get("domain", "")
+        animals = animal_names(eng.labels)
+        w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals)
+        if not w.text and w.said_as in ("withheld", "none"):
+            # Counting pixels costs a little; only a picture with nothing else to say needs it.
+            w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals)
+        d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
+        if status == "unavailable" and d.review:
+            d.reason = f"{d.reason}; {OCR_MISSING}"
         return d
 
     def describe_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,

@@ -1,0 +1,78 @@
+"""Plain facts read from the pixels alone, for pictures no model can describe.
+
+Only facts that pixels settle beyond doubt: a picture that is one colour ("A blank white
+image.") or nearly so ("A mostly blank white image."). Guesses about the medium ("a photo",
+"a screenshot") are not said: on their own they are placeholder text, not an alternative.
+"""
+
+from __future__ import annotations
+
+import colorsys
+
+import numpy as np
+from PIL import Image
+
+SIDE = 256  # the main colour is a property of the whole picture: a thumbnail finds it
+STRIP_PIXELS = 1 << 20  # pixels compared at a time, so an 80-megapixel picture needs little memory
+TOLERANCE = 20  # per channel, of 255: JPEG noise and gentle gradients stay "the same colour"
+BLANK = 1 - 1e-5  # share of pixels in the main colour for "blank": one short word is more than this
+MOSTLY_BLANK = 0.985  # ... for "mostly blank"; a page of text stays under it (measured: 0.90)
+
+
+def colour_name(rgb: np.ndarray | tuple[float, float, float]) -> str:
+    """A plain colour word for an RGB triple (0..255)."""
+    r, g, b = (float(c) / 255 for c in rgb)
+    h, s, v = colorsys.rgb_to_hsv(r, g, b)
+    if v < 0.2:
+        return "black"
+    if s < 0.15:
+        return "white" if v > 0.85 else "grey"
+    deg = h * 360
+    if deg < 15 or deg >= 345:
+        name = "red"
+    elif deg < 45:
+        name = "orange"
+    elif deg < 70:
+        name = "yellow"
+    elif deg < 170:
+        name = "green"
+    elif deg < 260:
+        name = "blue"
+    elif deg < 300:
+        name = "purple"
+    else:
+        name = "pink"
+    if name in ("orange", "red") and v < 0.6:
+        return "brown"
+    return name
+
+
+def main_colour_share(img: Image.Image) -> tuple[np.ndarray, float]:
+    """The most common colour (RGB) and the share of pixels within ``TOLERANCE`` of it.
+
+    The colour comes from a thumbnail; the share is counted on every pixel, a strip at a time,
+    because a reduced picture would average a small word or mark into the background."""
+    rgb = img.convert("RGB")
+    small = rgb.copy()
+    small.thumbnail((SIDE, SIDE), Image.Resampling.BOX)
+    px = np.asarray(small, np.int16).reshape(-1, 3)
+    bins = (px // 16).astype(np.int32)
+    keys = bins[:, 0] * 256 + bins[:, 1] * 16 + bins[:, 2]
+    main = px[keys == np.bincount(keys).argmax()].mean(0)
+    w, h = rgb.size
+    rows = max(1, STRIP_PIXELS // max(w, 1))
+    close = 0
+    for top in range(0, h, rows):
+        strip = np.asarray(rgb.crop((0, top, w, min(h, top + rows))), np.int16)
+        close += int((np.abs(strip - main) <= TOLERANCE).all(2).sum())
+    return main, close / max(w * h, 1)
+
+
+def plain_fact(img: Image.Image) -> str:
+    """'A blank white image.', 'A mostly blank white image.' or '' (nothing certain to say)."""
+    main, share = main_colour_share(img)
+    if share >= BLANK:
+        return f"A blank {colour_name(main)} image."
+    if share >= MOSTLY_BLANK:
+        return f"A mostly blank {colour_name(main)} image."
+    return ""
