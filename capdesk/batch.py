@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from capdesk.describe import Described, Describer
 from capdesk.engine import expand_paths
-from capdesk.sidecars import AltText, SidecarWriter, atomic_write
+from capdesk.sidecars import AltText, SidecarWriter, atomic_write, read_alt_text
 
 DEFAULT_REVIEW_THRESHOLD = 0.35
 
@@ -35,6 +35,7 @@ class Row:
     sidecars: list[str] = field(default_factory=list)
     error: str | None = None
     in_domain: bool | None = None
+    reason: str | None = None  # why the alt text needs review (never part of the alt text)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def run_batch(
         if err:
             emit(Row(p, "failed", error=err))
         elif writer.is_current(Path(p)):
-            emit(Row(p, "skipped", model=describer.name))
+            emit(_skipped(p, writer, threshold))
         else:
             todo.append(p)
     interrupted = False
@@ -106,16 +107,49 @@ def run_batch(
     return BatchResult(rows, interrupted, time.monotonic() - t0)
 
 
+def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
+    """A picture whose sidecars are current: its row carries the alt text they hold."""
+    image = Path(path)
+    sidecars = [p for p in writer.paths(image).values() if p.exists()]
+    alt, rec = "", None
+    for p in sidecars:
+        try:
+            text = p.read_text(encoding="utf-8").strip() if p.suffix == ".txt" else (read_alt_text(p) or "")
+        except (OSError, UnicodeDecodeError):
+            continue
+        alt, rec = " ".join(text.split()), writer.ledger.get(p)
+        break
+    row = Row(path, "skipped", alt, sidecars=[str(p) for p in sidecars])
+    if rec is None or rec.get("source") != "machine" or rec.get("alt_text") != alt:
+        return row  # a person's alt text (or one edited since): nothing to flag
+    row.model, conf = rec.get("model") or "", rec.get("confidence")
+    row.confidence = None if conf is None else round(float(conf), 4)
+    if not alt:
+        row.needs_review, row.reason = True, "the alt text is empty: a person should write it"
+    elif conf is None:  # only a withheld caption is written without its confidence
+        row.needs_review, row.reason = True, "no scene caption was said: a person should check the alt text"
+    elif conf < threshold:
+        row.needs_review, row.reason = True, f"the model was unsure (confidence {conf:.2f})"
+    return row
+
+
 def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
     if not res.ok:
         return Row(res.path, "failed", model=res.model, error=res.error)
     conf = res.confidence
-    alt = AltText(res.description, "machine", res.model, conf)
+    # The confidence belongs to the caption: when the caption is not in the alt text, neither is it.
+    said = res.said_as in (None, "fact", "probably")
+    alt = AltText(res.description, "machine", res.model, conf if said else None)
     outcomes = writer.write(Path(res.path), alt)
-    review = res.in_domain is False or conf is None or conf < threshold
+    reason = res.reason
+    if reason is None and conf is not None and conf < threshold:
+        reason = f"the model was unsure (confidence {conf:.2f})"
+    review = res.review or res.in_domain is False or conf is None or conf < threshold
+    if review and reason is None:
+        reason = "the model gave no caption"
     row = Row(res.path, "captioned", res.description, round(conf, 4) if conf is not None else None, review,
               res.model, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")],
-              in_domain=res.in_domain)
+              in_domain=res.in_domain, reason=reason)
     failed = [o for o in outcomes if o.action == "failed"]
     kept = [o for o in outcomes if o.action == "kept"]
     if failed:
@@ -127,7 +161,7 @@ def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
 
 # -- reports -----------------------------------------------------------------------------------
 REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error",
-                 "in_domain")
+                 "in_domain", "reason")
 
 
 def write_report(result: BatchResult, path: Path) -> None:
@@ -168,7 +202,7 @@ def _html(result: BatchResult, base: Path) -> str:
         if r.error:
             note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
         elif r.needs_review:
-            note = f'<p class="review">Needs review: the model was unsure (confidence {r.confidence:.2f}).</p>'
+            note = f'<p class="review">Needs review: {html.escape(r.reason or "check the alt text")}.</p>'
         alt = html.escape(r.alt_text or "", quote=True)
         img = f'<img src="{src(r.path)}" alt="{alt}" loading="lazy">' if r.status != "failed" else ""
         items.append(

@@ -23,9 +23,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _beam(value: str) -> int:
-    n = int(value)
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
     if not 1 <= n <= 20:
-        raise argparse.ArgumentTypeError("beam width must be between 1 and 20")
+        # argparse prefixes "argument --beam: "; a ValueError would read "invalid _beam value".
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 20, got {value!r}")
     return n
 
 
@@ -140,11 +144,31 @@ def _open_engine(ns: argparse.Namespace):
     opts = DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess)
     try:
         describer = Describer(ns.model, provider=ns.provider, beam=ns.beam, options=opts)
-    except (BundleError, ProviderError) as exc:
+    except ProviderError:
+        return None, _provider_unavailable(ns.provider)
+    except BundleError as exc:
         return None, str(exc)
+    if ns.ocr == "always":
+        from capdesk import ocr
+
+        if not ocr.available():
+            from capdesk.describe import OCR_MISSING
+
+            print(f"capdesk: warning: --ocr always: {OCR_MISSING}", file=sys.stderr)
     for problem in dict.fromkeys(describer.problems):  # a broken bundle is said once; the others go on
         print(f"capdesk: warning: model skipped: {problem}", file=sys.stderr)
     return describer, None
+
+
+def _provider_unavailable(requested: str) -> str:
+    """The providers this onnxruntime offers, by the short names ``--provider`` takes."""
+    from capdesk import providers
+
+    names = []
+    for full in providers.available():
+        short = next((a for a, f in providers.ALIASES.items() if f == full), providers.short_name(full))
+        names.append(short)
+    return f"execution provider {requested!r} is not available; this onnxruntime offers: {', '.join(names)}"
 
 
 def cmd_caption(ns: argparse.Namespace) -> int:
@@ -185,6 +209,8 @@ def cmd_caption(ns: argparse.Namespace) -> int:
             print(f"capdesk: {d.path}: {d.error}", file=sys.stderr)
         else:
             print(f"{d.path}\t{d.description}", flush=True)
+            if d.review:  # stdout keeps one line per picture; why it needs a look goes beside it
+                print(f"capdesk: {d.path}: needs review: {d.reason}", file=sys.stderr, flush=True)
         if d.ok and (ns.wav or speaker):
             spoken.append(d.description)
             if speaker:
@@ -250,7 +276,7 @@ def cmd_batch(ns: argparse.Namespace) -> int:
             msg = f"capdesk: {row.path}: {row.error}"
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
         elif row.status == "captioned":
-            line = f"{row.path}\t{row.alt_text}" + ("\t(needs review)" if row.needs_review else "")
+            line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
             (bar.write(line, file=sys.stdout) if bar is not None else print(line, flush=True))
 
     import signal
@@ -339,16 +365,21 @@ def cmd_watch(ns: argparse.Namespace) -> int:
                 print(f"{row.path}\tERROR: {row.error}", flush=True)
             elif row.status == "captioned":
                 print(f"{row.path}\t{row.alt_text}", flush=True)
+                if row.needs_review:
+                    print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
             if speaker and row.status == "captioned":
                 speaker.say(row.alt_text)
 
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # Set both explicitly: a process started with SIGINT ignored (nohup, '&' in a script, a service
+    # manager) keeps ignoring it otherwise, and SIGTERM is what service managers and kill send.
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     watcher = FolderWatcher([Path(p) for p in ns.paths], handle, recursive=ns.recursive, writer=writer)
     watcher.start()
-    print(f"capdesk: watching {', '.join(ns.paths)} with model {engine.name} (Ctrl-C stops)", file=sys.stderr,
-          flush=True)
     try:
+        # The readiness line: from here on a new image is seen (tests and service scripts wait for it).
+        print(f"capdesk: watching {', '.join(ns.paths)} with model {engine.name} (Ctrl-C stops)",
+              file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
@@ -357,7 +388,9 @@ def cmd_watch(ns: argparse.Namespace) -> int:
         watcher.stop()
         if speaker:
             speaker.close()
-    print("capdesk: stopped watching", file=sys.stderr)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("capdesk: stopped watching", file=sys.stderr, flush=True)
     return EXIT_OK
 
 

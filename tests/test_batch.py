@@ -50,8 +50,11 @@ def test_second_run_changes_nothing_and_edits_survive(tmp_path):
     assert r.returncode == 0
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in d.iterdir()} == snap
     with open(tmp_path / "r.csv", newline="") as fh:
-        statuses = {row["path"].rsplit("/", 1)[-1]: row["status"] for row in csv.DictReader(fh)}
-    assert statuses == {"chelsea.png": "skipped", "coffee.png": "skipped"}
+        rows = {row["path"].rsplit("/", 1)[-1]: row for row in csv.DictReader(fh)}
+    assert {n: r["status"] for n, r in rows.items()} == {"chelsea.png": "skipped", "coffee.png": "skipped"}
+    # An up-to-date picture's row carries the alt text its sidecar holds, a person's edit included.
+    assert rows["coffee.png"]["alt_text"] == "Espresso in my favourite cup."
+    assert rows["chelsea.png"]["alt_text"] == (d / "chelsea.txt").read_text(encoding="utf-8").strip() != ""
 
 
 def test_html_report_shows_images_with_alt_text(tmp_path):

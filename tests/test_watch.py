@@ -132,7 +132,8 @@ def test_watch_command_prints_captions_and_stops_cleanly(tmp_path):
             shutil.copy(SAMPLES / n, folder / n)
         lines = [proc.stdout.readline(), proc.stdout.readline()]
         assert sorted(Path(line.split("\t")[0]).name for line in lines) == ["chelsea.png", "rocket.jpg"]
-        assert all(len(line.split("\t")[1].split()) >= 2 for line in lines)
+        said = {Path(line.split("\t")[0]).name: line.rstrip("\n").split("\t")[1] for line in lines}
+        assert "cat" in said["chelsea.png"]  # the rocket may have nothing to say: its alt text is empty
         assert (folder / "chelsea.png.xmp").exists() and (folder / "rocket.txt").exists()
     finally:
         proc.send_signal(signal.SIGINT)
