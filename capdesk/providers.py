@@ -1,6 +1,33 @@
-"""Which ONNX Runtime execution provider runs the model: the fastest one installed, or the user's pick."""
+"""Which ONNX Runtime execution provider runs the model: the fastest one installed, or the user's pick;
+and ONNX Runtime kept offline.
+
+ONNX Runtime's official builds (1.31 on Linux and macOS too) carry the 1DS telemetry SDK: some
+9 s after the first session it resolves ``mobile.events.data.microsoft.com`` and uploads usage
+events, and it keeps a device id and an event database under ``~/.cache/Microsoft/DeveloperTools``.
+``ort.disable_telemetry_events()`` does not stop that (measured: the DNS lookups and the files
+still come). What does is the environment variable ``ORT_DISABLE_TELEMETRY=1``, read once when the
+library is loaded: no uploader, no events, no device id, no cache. So it must be set before
+``import onnxruntime`` anywhere in the process (the engine, RapidOCR, training): ``capdesk/__init__``
+calls ``keep_runtime_offline()`` so that importing any part of CapDesk sets it first.
+"""
 
 from __future__ import annotations
+
+import logging
+import os
+import sys
+
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
+
+
+def keep_runtime_offline() -> bool:
+    """Switch ONNX Runtime's telemetry off; False when onnxruntime was imported before (too late)."""
+    os.environ.update(TELEMETRY_OFF)
+    if "onnxruntime" in sys.modules:
+        logging.getLogger("capdesk").warning(
+            "onnxruntime was imported before capdesk: set ORT_DISABLE_TELEMETRY=1 before importing it")
+        return False
+    return True
 
 PREFERENCE = (
     "CUDAExecutionProvider",
