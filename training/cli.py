@@ -67,7 +67,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+PIP_TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+def missing_dependency(exc: ModuleNotFoundError) -> str:
+    """One line saying what to install when a training dependency (PyTorch first) is absent."""
+    name = (exc.name or str(exc)).split(".")[0]
+    if name == "torch":
+        return (f"training needs PyTorch, which is not installed; install it (the CPU build: {PIP_TORCH_CPU}), "
+                "then the 'train' extra: pip install 'capdesk[train]'")
+    return f"training needs the 'train' extra (pip install 'capdesk[train]'): no module named {name!r}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one training command; a missing dependency gets one line, not a traceback (even for --help,
+    which lists the training options PyTorch defines)."""
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in ("training", "capdesk"):
+            raise  # a broken checkout, not a missing install: the traceback is what helps
+        print(f"capdesk train: error: {missing_dependency(exc)}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "release":
         from training.release import main as release_main

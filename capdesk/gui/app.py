@@ -2,14 +2,44 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+EXIT_NO_DISPLAY = 2
+# Qt platform plugins that need no display server.
+_HEADLESS = ("offscreen", "minimal", "vnc", "linuxfb", "eglfs", "vkkhrdisplay")
+
+
+def display_problem(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str | None:
+    """Why no window can open here, or None. Without this check Qt aborts the process (exit 134)
+    with a misleading message about missing xcb libraries."""
+    if not platform.startswith("linux") and "bsd" not in platform:
+        return None  # Windows and macOS always have their own window system
+    env = os.environ if env is None else env
+    qpa = env.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    if qpa.startswith(_HEADLESS):
+        return None
+    x11, wayland = bool(env.get("DISPLAY")), bool(env.get("WAYLAND_DISPLAY"))
+    if qpa == "xcb" and not x11:
+        return "QT_QPA_PLATFORM=xcb but DISPLAY is not set: no X display to open the window on"
+    if qpa.startswith("wayland") and not wayland:
+        return f"QT_QPA_PLATFORM={qpa} but WAYLAND_DISPLAY is not set: no Wayland display to open the window on"
+    if not qpa and not (x11 or wayland):
+        return ("no display: neither DISPLAY nor WAYLAND_DISPLAY is set; run 'capdesk gui' in a desktop "
+                "session (the command line works without one: capdesk caption, batch, watch)")
+    return None
 
 
 def run(path: str | None = None, argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None and (problem := display_problem()):
+        print(f"capdesk: error: {problem}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
 
     from capdesk.settings import Settings
 
