@@ -1,0 +1,206 @@
+"""The words CapDesk says to its user: every message the window shows and speaks, in one place.
+
+Plain functions of plain values (no Qt, no engine), so that what a person hears can be read,
+reviewed and tested here. Each message is short, starts with what happened, and names the
+picture or file it is about; a problem says why in words a person can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+# How each outcome of a batch is said (the batch runner's row statuses).
+BATCH_WORDS = {
+    "captioned": "alt text written",
+    "skipped": "already up to date",
+    "kept": "kept as a person wrote it",
+    "failed": "failed",
+}
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def join_names(names: Iterable[str]) -> str:
+    items = list(names)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def opened(count: int, where: str) -> str:
+    return f"{plural(count, 'picture')} in {where}" if count else f"No pictures in {where}"
+
+
+def unreadable(count: int) -> str:
+    return f"{plural(count, 'picture')} cannot be read; each says why in the list"
+
+
+def captioning(name: str, again: bool = False) -> str:
+    return f"Captioning {name} again…" if again else f"Captioning {name}…"
+
+
+def description(text: str, reason: str | None, name: str = "", source: str = "file") -> str:
+    """What is said when a picture's description arrives or is revisited."""
+    prefix = {"clipboard": "Clipboard picture: ", "watched": f"New picture {name}: "}.get(source, "")
+    if text:
+        return prefix + text
+    why = f": {reason}" if reason else ""
+    return f"{prefix}No alt text{why}. Write one in the Alt text box and save it with Ctrl+S."
+
+
+def caption_failed(name: str, error: str) -> str:
+    return f"Cannot caption {name}: {error}"
+
+
+def cannot_read(name: str, error: str) -> str:
+    return f"{name} cannot be shown: {error}"
+
+
+def saved(files: Iterable[str]) -> str:
+    return f"Alt text saved to {join_names(files)}"
+
+
+def save_failed(file: str, reason: str) -> str:
+    return f"Could not save {file}: {reason}"
+
+
+NOTHING_TO_SAVE = "Nothing to save: the Alt text box is empty"
+NOTHING_SELECTED = "No picture selected; open a folder with Ctrl+O"
+CLIPBOARD_HAS_NO_FILE = "A clipboard picture has no file to save alt text beside; copy the text instead (Ctrl+Shift+C)"
+COPIED = "Alt text copied"
+NOTHING_TO_COPY = "Nothing to copy: the Alt text box is empty"
+NOTHING_TO_SPEAK = "Nothing to speak: the Alt text box is empty"
+STILL_CAPTIONING = "Still captioning this picture"
+
+
+def clipboard(on: bool) -> str:
+    return "Pictures copied to the clipboard will be captioned" if on else "Clipboard captioning off"
+
+
+def watching(folder: str) -> str:
+    return f"Watching {folder}: new pictures there are captioned"
+
+
+def stopped_watching(count: int) -> str:
+    return f"Stopped watching {plural(count, 'folder')}"
+
+
+def watched(described: list[tuple[str, str, str | None]], failed: list[tuple[str, str]]) -> str:
+    """New pictures in a watched folder: ``described`` is (name, alt text, reason), ``failed`` (name, why)."""
+    parts = []
+    if len(described) == 1:
+        name, text, reason = described[0]
+        parts.append(description(text, reason, name, "watched"))
+    elif described:
+        name, text, reason = described[-1]
+        said = text or (f"no alt text ({reason})" if reason else "no alt text")
+        parts.append(f"{plural(len(described), 'new picture')} captioned. The last, {name}: {said}")
+    for name, why in failed[:3]:
+        parts.append(f"New picture {name} failed: {why}")
+    if len(failed) > 3:
+        parts.append(f"and {plural(len(failed) - 3, 'more failure')}")
+    return ". ".join(p.rstrip(".") for p in parts) + "." if parts else ""
+
+
+def model_in_use(name: str, kept_edit: bool = False) -> str:
+    who = f"model {name}" if name else "automatic model choice (each picture goes to the model it fits)"
+    if kept_edit:
+        return f"Now using {who}. Your edited alt text is kept; press F5 to caption again."
+    return f"Now using {who}"
+
+
+def verified(name: str, problems: list[str]) -> str:
+    if not problems:
+        return f"{name}: all files verified"
+    return f"{name}: {plural(len(problems), 'problem')}: " + "; ".join(problems)
+
+
+# -- batch -----------------------------------------------------------------------------------
+def batch_started(folder: str) -> str:
+    return f"Batch export started in {folder}"
+
+
+def batch_progress(done: int, total: int, name: str) -> str:
+    return f"{done} of {total}: {name}"
+
+
+def batch_milestone(done: int, total: int, previous: int) -> str | None:
+    """A spoken progress line at each quarter of a long batch (never for a short one, nor the end)."""
+    if total < 8 or done >= total or done * 4 // total <= previous * 4 // total:
+        return None
+    return f"Batch export: {done} of {total} done"
+
+
+def batch_counts(counts: Mapping[str, int]) -> str:
+    parts = [f"{n} {BATCH_WORDS.get(k, k)}" for k, n in sorted(counts.items()) if n]
+    return ", ".join(parts) or "no pictures found"
+
+
+def batch_outcome(counts: Mapping[str, int], interrupted: bool, report: str = "") -> str:
+    head = "Batch export stopped" if interrupted else "Batch export finished"
+    tail = f". Report: {Path(report).name} (Open report, Alt+P)" if report else ""
+    return f"{head}: {batch_counts(counts)}{tail}"
+
+
+def batch_failed(error: str) -> str:
+    return f"Batch export failed: {error}"
+
+
+BATCH_STOPPING = "Stopping after the current picture…"
+CHOOSE_A_FORMAT = "Choose at least one sidecar format"
+
+
+def not_a_folder(folder: str) -> str:
+    return f"{folder}: not a folder"
+
+
+# -- teaching --------------------------------------------------------------------------------
+TEACH_PREPARING = "Reading your pictures and preparing…"
+TEACH_STOPPING = "Stopping…"
+
+
+def teach_progress(epoch: int, epochs: int, step: int, steps: int, minutes_left: float) -> str:
+    return (f"Round {epoch + 1} of {epochs}, step {step} of {steps}; at most about {minutes_left:.0f} min left "
+            "(it may stop early when it stops improving)")
+
+
+def teach_done(name: str, before: float, after: float) -> str:
+    return (f"Done. CapDesk now uses {name}. On your held-out pictures CIDEr went from {before:.2f} "
+            f"to {after:.2f}.")
+
+
+def teach_stopped(error: str) -> str:
+    return f"Teaching stopped: {error}"
+
+
+# -- attention -------------------------------------------------------------------------------
+def where(att: np.ndarray) -> str:
+    """Where an attention grid looked most, in words: 'top left', 'centre', 'across the picture'."""
+    a = np.asarray(att, dtype=np.float64)
+    if a.ndim != 2 or a.size == 0 or not np.isfinite(a).all() or a.sum() <= 0:
+        return "nowhere in particular"
+    a = a / a.sum()
+    rows, cols = a.shape
+    # Thirds of the picture: the one holding the most attention, unless none clearly leads.
+    r_edges = np.linspace(0, rows, 4).round().astype(int)
+    c_edges = np.linspace(0, cols, 4).round().astype(int)
+    mass = np.array([[a[r_edges[i]:r_edges[i + 1], c_edges[j]:c_edges[j + 1]].sum() for j in range(3)]
+                     for i in range(3)])
+    i, j = np.unravel_index(int(mass.argmax()), mass.shape)
+    if mass[i, j] < 0.2:
+        return "across the whole picture"
+    vert, horiz = ("top", "middle", "bottom")[i], ("left", "centre", "right")[j]
+    if vert == "middle" and horiz == "centre":
+        return "in the centre"
+    if vert == "middle":
+        return f"at the {horiz}"
+    return f"at the {vert}" if horiz == "centre" else f"at the {vert} {horiz}"
+
+
+def attention(word: str, place: str) -> str:
+    return f"Attention for “{word}”: {place}"
