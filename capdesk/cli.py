@@ -182,13 +182,17 @@ def cmd_caption(ns: argparse.Namespace) -> int:
     provider = short_name(engine.provider)
     spoken: list[str] = []
     speaker = None
+    speech_failed: list[str] = []  # the first reason is said once; speech failing makes the exit status 1
     if ns.speak and not ns.wav:
         from capdesk.speech import Speaker
 
         speaker = Speaker()
         if speaker.error:
-            print(f"capdesk: warning: {speaker.error}", file=sys.stderr)
+            print(f"capdesk: error: cannot speak: {speaker.error}", file=sys.stderr)
+            speech_failed.append(speaker.error)
             speaker = None
+        else:
+            speaker.on_error = speech_failed.append
     failed = 0
     listed = list(expand_paths(ns.paths, ns.recursive))
     errors = {p: e for p, e in listed if e}
@@ -213,8 +217,10 @@ def cmd_caption(ns: argparse.Namespace) -> int:
                 print(f"capdesk: {d.path}: needs review: {d.reason}", file=sys.stderr, flush=True)
         if d.ok and (ns.wav or speaker):
             spoken.append(d.description)
-            if speaker:
-                speaker.say(d.description)
+            if speaker and not speech_failed:
+                from capdesk.speech import Priority
+
+                speaker.say(d.description, Priority.NORMAL)  # one after another, none cut short
 
     from capdesk.describe import Described
 
@@ -225,10 +231,15 @@ def cmd_caption(ns: argparse.Namespace) -> int:
             emit(d)
     except KeyboardInterrupt:
         print("capdesk: interrupted", file=sys.stderr)
-        return 130
-    finally:
         if speaker:
             speaker.close()
+        return 130
+    if speaker:
+        # Let it say everything (espeak-ng speaks about 15 characters a second), then stop.
+        speaker.wait_idle(30 + sum(len(t) for t in spoken) / 5)
+        speaker.close()
+        if speech_failed:
+            print(f"capdesk: error: {speech_failed[0]}", file=sys.stderr)
     if ns.wav and spoken:
         from capdesk.speech import SpeechError, save_wav
 
@@ -237,7 +248,7 @@ def cmd_caption(ns: argparse.Namespace) -> int:
         except SpeechError as exc:
             print(f"capdesk: error: {exc}", file=sys.stderr)
             return EXIT_SOME_FAILED
-    return EXIT_SOME_FAILED if failed else EXIT_OK
+    return EXIT_SOME_FAILED if failed or speech_failed else EXIT_OK
 
 
 def cmd_batch(ns: argparse.Namespace) -> int:
@@ -368,7 +379,9 @@ def cmd_watch(ns: argparse.Namespace) -> int:
                 if row.needs_review:
                     print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
             if speaker and row.status == "captioned":
-                speaker.say(row.alt_text)
+                from capdesk.speech import Priority
+
+                speaker.say(row.alt_text, Priority.NORMAL)  # new pictures wait their turn
 
     stop = threading.Event()
     # Set both explicitly: a process started with SIGINT ignored (nohup, '&' in a script, a service

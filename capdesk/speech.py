@@ -120,12 +120,20 @@ class ProcessPlayer:
         return None
 
     def play(self, path: Path, interrupted: threading.Event) -> None:
+        """Raises SpeechError when the player fails (no sound device, no sound server)."""
         with self._lock:  # a stop() that came first wins: nothing starts after it
             if interrupted.is_set():
                 return
+            # The player's stderr is kept, not shown: ALSA prints a dozen lines when there is no
+            # sound card; its last line says why, and that goes into one error.
             self._proc = subprocess.Popen([*self.command, str(path)], stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self._proc.wait()
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                          errors="replace")
+        _, err = self._proc.communicate()
+        if self._proc.returncode != 0 and not interrupted.is_set():
+            last = (err or "").strip().splitlines()[-1:] or [f"exit status {self._proc.returncode}"]
+            raise SpeechError(f"{self.command[0]} could not play the speech ({last[0]}); "
+                              "is there a sound device?")
 
     def stop(self) -> None:
         with self._lock:

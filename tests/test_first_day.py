@@ -196,3 +196,21 @@ def test_service_unit_command_starts_watch_and_stops_on_sigterm(tmp_path):
     r = subprocess.run([*argv[:3], str(tmp_path / "no such folder")], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 2 and re.search(r"not a folder", r.stderr)
+
+
+def _sound_device_present() -> bool:
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    return Path("/dev/snd").exists() or bool(os.environ.get("PULSE_SERVER")) or (
+        bool(runtime) and (Path(runtime) / "pulse" / "native").exists())
+
+
+@pytest.mark.skipif(_sound_device_present(), reason="this machine can play sound: the failure cannot happen")
+def test_speak_without_a_sound_device_says_so_and_exits_1():
+    """No player program, or a player with no sound card behind it (ALSA's dozen lines): one line
+    on stderr saying the speech could not be played, and exit status 1; the captions still print."""
+    r = run_cli("caption", "--speak", "--beam", "1", str(SAMPLES / "chelsea.png"))
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.startswith(str(SAMPLES / "chelsea.png") + "\t")
+    speech = [line for line in r.stderr.splitlines() if not line.startswith(f"capdesk: {SAMPLES}")]
+    assert len(speech) == 1 and speech[0].startswith("capdesk: error:"), r.stderr
+    assert "ALSA lib" not in r.stderr and ("audio player" in speech[0] or "sound device" in speech[0])
