@@ -72,6 +72,10 @@ PIP_TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/
 
 def missing_dependency(exc: ModuleNotFoundError) -> str:
     """One line saying what to install when a training dependency (PyTorch first) is absent."""
+    if getattr(sys, "frozen", False):  # the installed app: pip cannot add PyTorch to it
+        from capdesk.cli import training_missing
+
+        return training_missing(exc)
     name = (exc.name or str(exc)).split(".")[0]
     if name == "torch":
         return (f"training needs PyTorch, which is not installed; install it (the CPU build: {PIP_TORCH_CPU}), "
