@@ -29,6 +29,10 @@ LOW_CONFIDENCE = 0.35
 # name people that none of the human captions mention far more often (bench/people_rate.py,
 # tuned on the everyday val split).
 PEOPLE_CONFIDENCE = 0.0
+# Fewer letters or digits than this is not said as text: OCR reads a lone "®" or "2" off
+# textures, cells and handwriting (scikit-image's cell.png and text.png) far more often than a
+# picture holds a single character.
+MIN_TEXT_CHARS = 2
 OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no text was read"
 
 
@@ -108,6 +112,11 @@ def animal_names(labels: list[str] | None) -> frozenset[str]:
     if not labels or len(labels) != 1000:
         return frozenset()
     return frozenset(labels[:398]) | {name for *_, name in tags.GROUPS}
+
+
+def text_worth_saying(text: str | None) -> str | None:
+    """The text read, or None when it has fewer than ``MIN_TEXT_CHARS`` letters or digits."""
+    return text if text and sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS else None
 
 
 class Describer:
@@ -192,7 +201,7 @@ class Describer:
         text, status = None, "skipped"
         if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
             if ocr.available():
-                text = ocr.read_text(img)
+                text = text_worth_saying(ocr.read_text(img))
                 status = "read" if text else "none"
             else:
                 status = "unavailable"

@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from capdesk import ocr
 from capdesk.alttext import names_people, word
-from capdesk.describe import DescribeOptions, Describer, wording
+from capdesk.describe import DescribeOptions, Describer, text_worth_saying, wording
 from capdesk.pixelfacts import plain_fact
 from capdesk.sidecars import read_alt_text
 
@@ -78,6 +78,11 @@ def test_people_caption_contradicted_by_an_animal_tag_is_hedged():
     assert w.said_as == "fact"  # the caption says the dog too: no contradiction
     w = word("A man on a horse.", 0.45, True, "", [], None, people_confidence=0.5)
     assert w.said_as == "probably" and "not sure enough" in w.reason
+
+
+def test_a_lone_symbol_read_by_ocr_is_not_said():
+    assert text_worth_saying("®") is None and text_worth_saying("2") is None and text_worth_saying(None) is None
+    assert text_worth_saying("12") == "12" and text_worth_saying("EXIT") == "EXIT"
 
 
 def test_people_words():
