@@ -11,6 +11,7 @@ import html
 import io
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -36,6 +37,7 @@ class Row:
     error: str | None = None
     in_domain: bool | None = None
     reason: str | None = None  # why the alt text needs review (never part of the alt text)
+    note: str | None = None  # what was done differently from what was asked (e.g. photo.jpg.txt naming)
 
 
 @dataclass
@@ -150,6 +152,7 @@ def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
     row = Row(res.path, "captioned", res.description, round(conf, 4) if conf is not None else None, review,
               res.model, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")],
               in_domain=res.in_domain, reason=reason)
+    row.note = "; ".join(o.note for o in outcomes if o.note) or None
     failed = [o for o in outcomes if o.action == "failed"]
     kept = [o for o in outcomes if o.action == "kept"]
     if failed:
@@ -161,7 +164,13 @@ def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
 
 # -- reports -----------------------------------------------------------------------------------
 REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error",
-                 "in_domain", "reason")
+                 "in_domain", "reason", "note")
+
+
+def _json_safe(text: str) -> str:
+    """JSON text with file-name bytes that are not UTF-8 (lone surrogates) as \\udcXX escapes:
+    valid UTF-8 JSON, and json.loads gives back the exact name os.fsencode turns into the bytes."""
+    return re.sub("[\udc80-\udcff]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def write_report(result: BatchResult, path: Path) -> None:
@@ -175,16 +184,19 @@ def write_report(result: BatchResult, path: Path) -> None:
             d = asdict(r)
             d["sidecars"] = " ".join(d["sidecars"])
             w.writerow(d)
-        data = buf.getvalue()
+        # A file name that is not UTF-8 is written as its own bytes, as ls would show it.
+        raw = buf.getvalue().encode("utf-8", "surrogateescape")
     elif suffix == ".json":
         data = json.dumps({"counts": result.counts(), "interrupted": result.interrupted,
                            "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]},
                           indent=2, ensure_ascii=False)
+        raw = _json_safe(data).encode("utf-8")
     elif suffix in (".html", ".htm"):
-        data = _html(result, path.parent)
+        # Links keep a name's real bytes (percent-encoded); the text shows what cannot be decoded as U+FFFD.
+        raw = _html(result, path.parent).encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode()
     else:
         raise ValueError(f"{path}: report must end in .csv, .json or .html")
-    atomic_write(path, data.encode("utf-8"))
+    atomic_write(path, raw)
 
 
 def _html(result: BatchResult, base: Path) -> str:
@@ -193,7 +205,7 @@ def _html(result: BatchResult, base: Path) -> str:
             rel = os.path.relpath(p, base)
         except ValueError:
             rel = p
-        return html.escape(quote(Path(rel).as_posix()), quote=True)
+        return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
 
     counts = ", ".join(f"{v} {k}" for k, v in sorted(result.counts().items()))
     items = []

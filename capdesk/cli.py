@@ -273,6 +273,9 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         print("capdesk: error: --embed copies the XMP sidecar into the image: add xmp to --sidecar", file=sys.stderr)
         return EXIT_USAGE
     writer = SidecarWriter(opts)
+    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
+        print(f"capdesk: error: {writer.ledger.error}", file=sys.stderr)
+        return EXIT_USAGE
     bar = None
     if not ns.quiet:
         from tqdm import tqdm
@@ -289,6 +292,9 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         elif row.status == "captioned":
             line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
             (bar.write(line, file=sys.stdout) if bar is not None else print(line, flush=True))
+        if getattr(row, "note", None):
+            msg = f"capdesk: {row.path}: {row.note}"
+            (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
 
     import signal
     import threading
@@ -356,6 +362,9 @@ def cmd_watch(ns: argparse.Namespace) -> int:
         print(f"capdesk: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     writer = SidecarWriter(opts)
+    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
+        print(f"capdesk: error: {writer.ledger.error}", file=sys.stderr)
+        return EXIT_USAGE
     speaker = None
     if ns.speak:
         from capdesk.speech import Speaker
@@ -378,6 +387,8 @@ def cmd_watch(ns: argparse.Namespace) -> int:
                 print(f"{row.path}\t{row.alt_text}", flush=True)
                 if row.needs_review:
                     print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
+            if row.note and not ns.json:
+                print(f"capdesk: {row.path}: {row.note}", file=sys.stderr, flush=True)
             if speaker and row.status == "captioned":
                 from capdesk.speech import Priority
 
@@ -480,6 +491,9 @@ def training_missing(exc: ImportError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # File names that are not UTF-8 are printed as their own bytes (as ls does), never an encoding error.
+    if hasattr(sys.stdout, "reconfigure") and sys.stdout.errors == "strict":
+        sys.stdout.reconfigure(errors="surrogateescape")
     if argv and argv[0] == "train":
         return cmd_train(argv[1:])
     ns = build_parser().parse_args(argv)

@@ -1,8 +1,21 @@
 """What CapDesk wrote where: the sha256 of each sidecar it wrote, so it can tell its own
-files from files a person wrote or edited, and never overwrite the latter."""
+files from files a person wrote or edited, and never overwrite the latter.
+
+A write is recorded twice: as an *intent* (path and new hash) before the sidecar is renamed
+into place, and *confirmed* after. A crash between the two leaves the intent; the next run
+finds the file holding exactly the intended bytes and confirms it (so the sidecar is still
+recognised as CapDesk's), or finds other bytes and drops the intent.
+
+A ledger that cannot be opened or written (garbage, truncated, a folder, read-only) is set
+aside as ``NAME.damaged-TIME`` and rebuilt; when even that is impossible, ``error`` says why in
+one line and every call raises LedgerError with it, so callers refuse instead of crashing.
+File names that are not valid UTF-8 are keyed by their raw bytes.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -13,20 +26,94 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sidecars (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
     alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
-)
+);
+CREATE TABLE IF NOT EXISTS intents (
+    path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
+    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+_COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at")
+
+
+class LedgerError(Exception):
+    """The ledger cannot be used; ``str()`` is one line naming the file and the reason."""
+
+
+def _text(value: str) -> str | bytes:
+    """A value sqlite can store: text when it is valid UTF-8, else the raw bytes of the file name."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(value)
+    return value
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Errors that say the file itself is bad (so a fresh ledger is the cure), not that it is busy or the disk full."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return "readonly" in str(exc) or "unable to open" in str(exc)
+    return isinstance(exc, sqlite3.DatabaseError)
+
+
+def _why(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class Ledger:
     def __init__(self, db: Path | str) -> None:
         self.db = str(db)
+        self.error: str | None = None
+        self.set_aside: str | None = None  # where a damaged ledger was moved, when it was
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._conn = self._open()
+        except (sqlite3.Error, OSError) as exc:
+            if self.db == ":memory:":
+                raise
+            if _damaged(exc):
+                self._rebuild(exc)
+            else:  # busy, disk full, I/O error: the file may be sound, so it is not moved
+                self.error = f"the sidecar ledger {self.db} cannot be used ({_why(exc)})"
+
+    # -- opening, and what to do when that fails ------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
         if self.db != ":memory:":
             Path(self.db).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.db, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL") if self.db != ":memory:" else None
-        self._conn.execute(_SCHEMA)
-        self._conn.commit()
+            if os.path.lexists(self.db) and not os.path.isfile(self.db):
+                raise sqlite3.DatabaseError("it is not a file")
+        conn = sqlite3.connect(self.db, check_same_thread=False, timeout=30)
+        try:
+            if self.db != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            row = conn.execute("PRAGMA quick_check").fetchone()
+            if row is None or row[0] != "ok":
+                raise sqlite3.DatabaseError(f"damaged ({row[0] if row else 'no answer'})")
+            # A real write: a read-only file or folder shows here, not in the middle of a batch.
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('opened', ?)", (str(time.time()),))
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _rebuild(self, exc: BaseException) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = f"{self.db}.damaged-{stamp}"
+        try:
+            if os.path.lexists(self.db):
+                os.replace(self.db, aside)
+                self.set_aside = aside
+            for extra in ("-wal", "-shm"):
+                if os.path.lexists(self.db + extra):
+                    os.replace(self.db + extra, aside + extra)
+            self._conn = self._open()
+        except (sqlite3.Error, OSError) as exc2:
+            self._conn = None
+            self.error = (f"the sidecar ledger {self.db} cannot be used ({_why(exc)}) and cannot be rebuilt "
+                          f"({_why(exc2)}); fix its folder's permissions or move it away")
 
     @classmethod
     def default(cls) -> Ledger:
@@ -34,39 +121,75 @@ class Ledger:
 
         return cls(Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "sidecars.sqlite")
 
+    # -- queries ---------------------------------------------------------------------------------
     @staticmethod
-    def _key(path: Path) -> str:
-        return str(Path(path).absolute())
+    def _key(path: Path) -> str | bytes:
+        return _text(str(Path(path).absolute()))
 
-    def get(self, path: Path) -> dict[str, Any] | None:
+    def _run(self, sql: str, args: tuple = (), fetch: bool = False, many: list[tuple] | None = None) -> Any:
+        """One statement (or a few, as one transaction) under the lock; LedgerError on any sqlite failure."""
+        if self._conn is None:
+            raise LedgerError(self.error or f"the sidecar ledger {self.db} is closed")
         with self._lock:
-            row = self._conn.execute(
-                "SELECT sha256, image, image_path, alt_text, source, model, confidence, written_at "
-                "FROM sidecars WHERE path = ?", (self._key(path),)).fetchone()
+            try:
+                if fetch:
+                    return self._conn.execute(sql, args).fetchone()
+                with self._conn:  # commits, or rolls back on error
+                    for stmt, a in many or [(sql, args)]:
+                        self._conn.execute(stmt, a)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"the sidecar ledger {self.db} cannot be {'read' if fetch else 'written'} "
+                                  f"({_why(exc)})") from None
+        return None
+
+    def _row(self, table: str, path: Path) -> dict[str, Any] | None:
+        row = self._run(f"SELECT {', '.join(_COLUMNS)} FROM {table} WHERE path = ?", (self._key(path),), fetch=True)
         if row is None:
             return None
-        keys = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at")
-        return dict(zip(keys, row))
+        rec = dict(zip(_COLUMNS, row))
+        if isinstance(rec["image_path"], bytes):
+            rec["image_path"] = os.fsdecode(rec["image_path"])
+        return rec
+
+    def get(self, path: Path) -> dict[str, Any] | None:
+        return self._row("sidecars", path)
+
+    def intent(self, path: Path) -> dict[str, Any] | None:
+        """The write announced for ``path`` and not yet confirmed (a crash came between), or None."""
+        return self._row("intents", path)
+
+    def _values(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> tuple:
+        return (self._key(path), sha256, image_sig, self._key(image), alt.text, alt.source, alt.model,
+                alt.confidence, time.time())
 
     def put(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO sidecars VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self._key(path), sha256, image_sig, self._key(image), alt.text, alt.source, alt.model,
-                 alt.confidence, time.time()))
-            self._conn.commit()
+        self._run("INSERT OR REPLACE INTO sidecars VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  self._values(path, sha256, image_sig, image, alt))
+
+    def intend(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> None:
+        """Record a write about to happen (before the rename that makes it real)."""
+        self._run("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  self._values(path, sha256, image_sig, image, alt))
+
+    def confirm(self, path: Path) -> None:
+        """The announced write happened: it becomes the record of what CapDesk wrote there."""
+        key = (self._key(path),)
+        self._run("", many=[("INSERT OR REPLACE INTO sidecars SELECT * FROM intents WHERE path = ?", key),
+                            ("DELETE FROM intents WHERE path = ?", key)])
+
+    def abandon(self, path: Path) -> None:
+        self._run("DELETE FROM intents WHERE path = ?", (self._key(path),))
 
     def forget(self, path: Path) -> None:
-        with self._lock:
-            self._conn.execute("DELETE FROM sidecars WHERE path = ?", (self._key(path),))
-            self._conn.commit()
+        key = (self._key(path),)
+        self._run("", many=[("DELETE FROM sidecars WHERE path = ?", key), ("DELETE FROM intents WHERE path = ?", key)])
 
     def move(self, old: Path, new: Path) -> None:
-        with self._lock:
-            self._conn.execute("UPDATE OR REPLACE sidecars SET path = ? WHERE path = ?",
-                               (self._key(new), self._key(old)))
-            self._conn.commit()
+        self._run("UPDATE OR REPLACE sidecars SET path = ? WHERE path = ?", (self._key(new), self._key(old)))
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None

@@ -1,9 +1,18 @@
 """Alt-text sidecars: ``photo.txt`` and XMP with the IPTC accessibility fields.
 
 Rules that protect what users have:
-* every write is atomic (a temp file in the same folder, then ``os.replace``);
+* every write is atomic (a temp file in the same folder, then one rename), and new files get
+  the mode the umask gives, like any program's;
 * a sidecar is overwritten only if CapDesk wrote it and nobody edited it since
   (the ledger remembers the sha256 of what was written), or with ``overwrite=True``;
+* that check is made again after the new text is on disk, in the same step as the rename
+  (``safe_files.swap_in``), with CapDesk's writers in one folder taking turns: an edit saved
+  while CapDesk was writing is kept, never replaced;
+* the ledger hears of a write before its rename and is told after, so a crash between the two
+  still leaves the sidecar recognised as CapDesk's;
+* a folder (or anything not a file) where a sidecar should go is an error, even with overwrite;
+* two images that would share a stem-named sidecar (``photo.jpg``, ``photo.png`` -> ``photo.txt``)
+  get extension-named ones instead (``photo.jpg.txt``), and the outcome says so;
 * an existing XMP sidecar is updated in place: every other property it holds is kept;
 * images are never modified, except by ``embed_in_image`` when the user asks, and then the
   original bytes are kept beside it (``photo.jpg_original``, exiftool's convention).
@@ -13,27 +22,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import shutil
 import subprocess
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk import __version__
-from capdesk.ledger import Ledger
+from capdesk.imageio import IMAGE_SUFFIXES
+from capdesk.ledger import Ledger, LedgerError
+from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
+from capdesk.xmp import NS, read_alt_text, render_xmp  # noqa: F401  (part of this module's API)
 
-NS = {
-    "x": "adobe:ns:meta/",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "dc": "http://purl.org/dc/elements/1.1/",
-    "Iptc4xmpCore": "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/",
-    "capdesk": "https://capdesk.app/ns/1.0/",
-    "xml": "http://www.w3.org/XML/1998/namespace",
-}
 SIDECAR_SUFFIXES = (".txt", ".xmp")
+__all__ = ["AltText", "SidecarError", "SidecarOptions", "SidecarWriter", "WriteOutcome", "atomic_write",
+           "embed_in_image", "image_signature", "is_sidecar", "read_alt_text", "render_xmp", "sidecar_path"]
 
 
 class SidecarError(Exception):
@@ -82,161 +85,27 @@ def sha256_text(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def stem_siblings(image: Path) -> list[Path]:
+    """Other images in the folder with the same stem (``photo.png`` beside ``photo.jpg``)."""
+    image = Path(image)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            if path.exists():
-                shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-# -- XMP ---------------------------------------------------------------------------------------
-def _q(prefix: str, local: str) -> str:
-    return f"{{{NS[prefix]}}}{local}"
-
-
-_EMPTY_XMP = (
-    '<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
-    f'<x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="CapDesk {__version__}">\n'
-    ' <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n'
-    '  <rdf:Description rdf:about=""/>\n'
-    " </rdf:RDF>\n"
-    "</x:xmpmeta>\n"
-    '<?xpacket end="w"?>\n'
-)
-
-
-def _register_namespaces(data: str) -> None:
-    """Keep the prefixes a file already uses (ElementTree would otherwise write ns0, ns1...)."""
-    for prefix, uri in NS.items():
-        if prefix != "xml":
-            ET.register_namespace(prefix, uri)
-    with contextlib.suppress(ET.ParseError):
-        for _, (prefix, uri) in ET.iterparse(io.StringIO(data), events=("start-ns",)):
-            if prefix and uri not in NS.values():
-                with contextlib.suppress(ValueError):
-                    ET.register_namespace(prefix, uri)
-
-
-def _parse_xmp(data: str) -> ET.Element:
-    body = data
-    # The xpacket processing instructions are not part of the XML tree; strip and re-add them.
-    start, end = body.find("<x:xmpmeta"), body.rfind("</x:xmpmeta>")
-    if start >= 0 and end >= 0:
-        body = body[start:end + len("</x:xmpmeta>")]
-    elif "<rdf:RDF" in body:
-        s, e = body.find("<rdf:RDF"), body.rfind("</rdf:RDF>") + len("</rdf:RDF>")
-        body = f'<x:xmpmeta xmlns:x="adobe:ns:meta/">{body[s:e]}</x:xmpmeta>'
-    root = ET.fromstring(body)
-    if root.tag != _q("x", "xmpmeta"):
-        raise ValueError("root element is not x:xmpmeta")
-    return root
-
-
-def _description(root: ET.Element) -> ET.Element:
-    rdf = root.find(_q("rdf", "RDF"))
-    if rdf is None:
-        rdf = ET.SubElement(root, _q("rdf", "RDF"))
-    descs = rdf.findall(_q("rdf", "Description"))
-    for d in descs:  # prefer the one already holding IPTC Core or CapDesk fields
-        if d.find(_q("Iptc4xmpCore", "AltTextAccessibility")) is not None:
-            return d
-    if descs:
-        return descs[0]
-    d = ET.SubElement(rdf, _q("rdf", "Description"))
-    d.set(_q("rdf", "about"), "")
-    return d
-
-
-def _set_lang_alt(desc: ET.Element, prefix: str, local: str, text: str, lang: str) -> None:
-    """Set a Lang Alt property: the ``x-default`` entry and the ``lang`` entry, others kept."""
-    tag = _q(prefix, local)
-    desc.attrib.pop(tag, None)
-    prop = desc.find(tag)
-    if prop is None:
-        prop = ET.SubElement(desc, tag)
-    alt = prop.find(_q("rdf", "Alt"))
-    if alt is None:
-        for child in list(prop):
-            prop.remove(child)
-        prop.text = None
-        alt = ET.SubElement(prop, _q("rdf", "Alt"))
-    wanted = ["x-default"] + ([lang] if lang and lang != "x-default" else [])
-    for code in wanted:
-        li = next((x for x in alt.findall(_q("rdf", "li")) if x.get(_q("xml", "lang")) == code), None)
-        if li is None:
-            li = ET.SubElement(alt, _q("rdf", "li"))
-            li.set(_q("xml", "lang"), code)
-        li.text = text
-
-
-def _get_lang_alt(desc: ET.Element, prefix: str, local: str) -> str | None:
-    tag = _q(prefix, local)
-    if tag in desc.attrib:
-        return desc.attrib[tag]
-    prop = desc.find(tag)
-    if prop is None:
-        return None
-    for li in prop.iter(_q("rdf", "li")):
-        if li.get(_q("xml", "lang")) == "x-default":
-            return li.text or ""
-    li = next(prop.iter(_q("rdf", "li")), None)
-    return (li.text or "") if li is not None else (prop.text or "")
-
-
-def _set_simple(desc: ET.Element, prefix: str, local: str, value: str) -> None:
-    tag = _q(prefix, local)
-    el = desc.find(tag)
-    if el is not None:
-        desc.remove(el)
-    desc.set(tag, value)
-
-
-def render_xmp(existing: str | None, alt: AltText, opts: SidecarOptions) -> str:
-    """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties."""
-    source = existing if existing and existing.strip() else _EMPTY_XMP
-    _register_namespaces(source)
-    root = _parse_xmp(source)
-    desc = _description(root)
-    _set_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility", alt.text, opts.lang)
-    if opts.ext_descr and alt.extended:
-        _set_lang_alt(desc, "Iptc4xmpCore", "ExtDescrAccessibility", alt.extended, opts.lang)
-    if opts.mirror_dc:
-        _set_lang_alt(desc, "dc", "description", alt.text, opts.lang)
-    # Where the alt text came from: the IPTC fields have no slot for it, so CapDesk's own namespace.
-    _set_simple(desc, "capdesk", "AltTextSource", alt.source)
-    if alt.model:
-        _set_simple(desc, "capdesk", "Model", alt.model)
-    if alt.confidence is not None:
-        _set_simple(desc, "capdesk", "Confidence", f"{alt.confidence:.3f}")
-    _set_simple(desc, "capdesk", "Generator", f"CapDesk {__version__}")
-    ET.indent(root, space=" ")
-    body = ET.tostring(root, encoding="unicode")
-    return f'<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n{body}\n<?xpacket end="w"?>\n'
-
-
-def read_alt_text(xmp_path: Path) -> str | None:
-    """The ``x-default`` alt text of an XMP sidecar, or None."""
-    try:
-        root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, ET.ParseError):
-        return None
-    for desc in root.iter(_q("rdf", "Description")):
-        v = _get_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility")
-        if v is not None:
-            return v
-    return None
+        me = os.stat(image)
+    except OSError:
+        me = None
+    out = []
+    for suffix in sorted(IMAGE_SUFFIXES):
+        for s in (suffix, suffix.upper()):
+            cand = image.with_suffix(s)
+            if cand.name == image.name:
+                continue
+            try:
+                st = os.stat(cand)
+            except OSError:
+                continue
+            # On a case-insensitive disk photo.JPG *is* photo.jpg.
+            if me is None or (st.st_ino, st.st_dev) != (me.st_ino, me.st_dev):
+                out.append(cand)
+    return out
 
 
 # -- the writer --------------------------------------------------------------------------------
@@ -245,6 +114,7 @@ class WriteOutcome:
     path: Path
     action: str  # "written", "unchanged", "kept" (not ours / edited), "failed"
     reason: str = ""
+    note: str = ""  # something done differently from what was asked, said to the user
 
 
 class SidecarWriter:
@@ -252,30 +122,54 @@ class SidecarWriter:
         self.opts = opts or SidecarOptions()
         self.ledger = ledger or Ledger.default()
 
+    def _naming(self, image: Path, fmt: str) -> tuple[str, list[Path]]:
+        """The naming used for ``fmt``, and the images that forced extension naming (if any)."""
+        naming = self.opts.txt_name if fmt == "txt" else self.opts.xmp_name
+        if naming == "stem":
+            clash = stem_siblings(image)
+            if clash:
+                return "ext", clash
+        return naming, []
+
     def paths(self, image: Path) -> dict[str, Path]:
-        o = self.opts
-        return {f: sidecar_path(image, f, o.txt_name if f == "txt" else o.xmp_name) for f in o.formats}
+        return {f: sidecar_path(image, f, self._naming(image, f)[0]) for f in self.opts.formats}
 
     def ownership(self, sidecar: Path) -> str:
-        """'absent', 'ours' (written by CapDesk, unchanged since) or 'foreign' (a person's or another tool's)."""
+        """'absent', 'ours' (written by CapDesk, unchanged since), 'foreign' (a person's or another
+        tool's), or 'blocked' (a folder or other non-file is where the sidecar goes)."""
         try:
-            data = sidecar.read_bytes()
-        except FileNotFoundError:
-            return "absent"
+            snap = snapshot(sidecar)
         except OSError:
             return "foreign"
+        return self._ownership_of(sidecar, snap)
+
+    def _ownership_of(self, sidecar: Path, snap: str | None) -> str:
+        if snap is None:
+            return "absent"
+        if snap.startswith("not-a-file"):
+            return "blocked"
         rec = self.ledger.get(sidecar)
-        return "ours" if rec is not None and rec["sha256"] == sha256_text(data) else "foreign"
+        if rec is not None and rec["sha256"] == snap:
+            return "ours"
+        intent = self.ledger.intent(sidecar)
+        if intent is not None and intent["sha256"] == snap:
+            # CapDesk renamed this file into place and stopped before recording it: it is ours.
+            self.ledger.confirm(sidecar)
+            return "ours"
+        return "foreign"
 
     def is_current(self, image: Path) -> bool:
         """Every chosen sidecar exists and was made for the image as it is now (or a person owns it)."""
         sig = image_signature(image)
-        for p in self.paths(image).values():
-            own = self.ownership(p)
-            if own == "absent":
-                return False
-            if own == "ours" and self.ledger.get(p)["image"] != sig:
-                return False
+        try:
+            for p in self.paths(image).values():
+                own = self.ownership(p)
+                if own in ("absent", "blocked"):
+                    return False  # a blocked path is written (and fails) so that it is reported
+                if own == "ours" and self.ledger.get(p)["image"] != sig:
+                    return False
+        except LedgerError:
+            return False  # the write will say what is wrong with the ledger
         return True
 
     def write(self, image: Path, alt: AltText, force: bool | None = None) -> list[WriteOutcome]:
@@ -283,47 +177,87 @@ class SidecarWriter:
         image = Path(image)
         sig = image_signature(image)
         out = []
-        for fmt, p in self.paths(image).items():
+        for fmt in self.opts.formats:
+            naming, clash = self._naming(image, fmt)
+            p = sidecar_path(image, fmt, naming)
             try:
-                out.append(self._write_one(image, fmt, p, alt, sig, overwrite))
-            except (OSError, ValueError, ET.ParseError) as exc:
+                res = self._write_one(image, fmt, p, alt, sig, overwrite)
+                if clash:
+                    res.note = self._clash_note(image, fmt, clash)
+                out.append(res)
+            except (OSError, ValueError, ET.ParseError, LedgerError) as exc:
                 out.append(WriteOutcome(p, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]))
         return out
 
+    def _clash_note(self, image: Path, fmt: str, clash: list[Path]) -> str:
+        stem_name = sidecar_path(image, fmt, "stem")
+        note = (f"{stem_name.name} would also be the sidecar of {clash[0].name}: "
+                f"written as {sidecar_path(image, fmt, 'ext').name} instead")
+        with folder_lock(image.parent), contextlib.suppress(OSError, LedgerError):
+            # CapDesk's own, unedited stem sidecar for this image would now describe the wrong picture.
+            rec = self.ledger.get(stem_name)
+            if (rec is not None and rec["image_path"] == str(image.absolute())
+                    and self.ownership(stem_name) == "ours"):
+                os.unlink(stem_name)
+                self.ledger.forget(stem_name)
+                note += f" (CapDesk's earlier {stem_name.name} for it was removed)"
+        return note
+
     def _write_one(self, image: Path, fmt: str, p: Path, alt: AltText, sig: str, overwrite: bool) -> WriteOutcome:
-        own = self.ownership(p)
-        if fmt == "txt":
-            if own == "foreign" and not overwrite:
-                return WriteOutcome(p, "kept", "exists and was not written by CapDesk (or was edited); "
-                                              "use --overwrite to replace it")
-            data = (alt.text.replace("\n", " ").strip() + "\n").encode("utf-8")
-        else:
-            existing = p.read_text(encoding="utf-8") if own != "absent" else None
-            current = read_alt_text(p) if existing is not None else None
-            rec = self.ledger.get(p)
-            # Other tools may add properties to the file; what matters is whose alt text it holds.
-            theirs = current is not None and current.strip() and (rec is None or rec["alt_text"] != current)
-            if theirs and not overwrite:
-                return WriteOutcome(p, "kept", "holds alt text not written by CapDesk (or edited); "
-                                              "use --overwrite to replace it")
-            data = render_xmp(existing, alt, self.opts).encode("utf-8")
-        if p.exists() and p.read_bytes() == data:
-            self.ledger.put(p, sha256_text(data), sig, image, alt)
-            return WriteOutcome(p, "unchanged")
-        atomic_write(p, data)
-        self.ledger.put(p, sha256_text(data), sig, image, alt)
-        return WriteOutcome(p, "written")
+        with folder_lock(p.parent):
+            before = snapshot(p)
+            own = self._ownership_of(p, before)
+            if own == "blocked":
+                return WriteOutcome(p, "failed", "a folder (or other non-file) is where the sidecar goes; "
+                                                 "move it away (--overwrite never replaces it)")
+            if fmt == "txt":
+                if own == "foreign" and not overwrite:
+                    return WriteOutcome(p, "kept", "exists and was not written by CapDesk (or was edited); "
+                                                  "use --overwrite to replace it")
+                data = (alt.text.replace("\n", " ").strip() + "\n").encode("utf-8")
+            else:
+                existing = p.read_text(encoding="utf-8") if own != "absent" else None
+                current = read_alt_text(p) if existing is not None else None
+                rec = self.ledger.get(p)
+                # Other tools may add properties to the file; what matters is whose alt text it holds.
+                theirs = current is not None and current.strip() and (rec is None or rec["alt_text"] != current)
+                if theirs and not overwrite:
+                    return WriteOutcome(p, "kept", "holds alt text not written by CapDesk (or edited); "
+                                                  "use --overwrite to replace it")
+                data = render_xmp(existing, alt, self.opts).encode("utf-8")
+            digest = sha256_text(data)
+            if before == digest:
+                self.ledger.put(p, digest, sig, image, alt)
+                return WriteOutcome(p, "unchanged")
+            tmp = write_temp(p, data, like=p if before is not None else None)
+            try:
+                self.ledger.intend(p, digest, sig, image, alt)  # before the rename: a crash after it is recoverable
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            if not swap_in(tmp, p, before):
+                with contextlib.suppress(LedgerError):
+                    self.ledger.abandon(p)
+                return WriteOutcome(p, "kept", "was changed while CapDesk was writing it; that version is kept")
+            with contextlib.suppress(LedgerError):  # the intent stays and is confirmed on the next run
+                self.ledger.confirm(p)
+            return WriteOutcome(p, "written")
 
     def status(self, image: Path) -> str:
         """'none', 'generated', 'edited' (a person's text) for the GUI and reports."""
-        states = [self.ownership(p) for p in self.paths(image).values()]
-        if all(s == "absent" for s in states):
+        try:
+            paths = list(self.paths(image).values())
+            states = [self.ownership(p) for p in paths]
+            if all(s == "absent" for s in states):
+                return "none"
+            for p, s in zip(paths, states):
+                rec = self.ledger.get(p) if s == "ours" else None
+                if rec is not None and rec.get("source") == "human":
+                    return "edited"
+        except LedgerError:
             return "none"
-        for p in self.paths(image).values():
-            rec = self.ledger.get(p)
-            if rec is not None and rec.get("source") == "human" and self.ownership(p) == "ours":
-                return "edited"
-        return "edited" if "foreign" in states else "generated"
+        return "edited" if any(s in ("foreign", "blocked") for s in states) else "generated"
 
 
 def image_signature(image: Path) -> str:

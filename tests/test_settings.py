@@ -118,12 +118,12 @@ def test_gui_starts_whatever_the_settings_file_holds(tmp_path, kind):
         "s, problem = Settings.load()\n"
         "w = MainWindow(s, problem)\n"
         "w.show(); app.processEvents()\n"
-        "print('BEAM', s.beam, 'FORMATS', ','.join(s.sidecar_formats), 'TXT', w.writer.opts.txt_name)\n"
+        "print('BEAM', s.beam, 'FORMATS', ','.join(s.sidecar_formats), 'TXT', s.txt_name, 'UP', w.isVisible())\n"
         "print('PROBLEM', problem)\n"
     )
     env = dict(os.environ, CAPDESK_SETTINGS=str(cfg), QT_QPA_PLATFORM="offscreen")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
-    assert f"BEAM {limits.DEFAULT_BEAM} FORMATS txt,xmp TXT stem" in r.stdout
+    assert f"BEAM {limits.DEFAULT_BEAM} FORMATS txt,xmp TXT stem UP True" in r.stdout
     assert "PROBLEM " + str(cfg) in r.stdout
