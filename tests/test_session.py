@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import wave
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -1,13 +1,14 @@
-"""Small Qt helpers: image conversion, background work, screen-reader announcements."""
+"""Small Qt helpers: image conversion, and the session's runner made of Qt's thread pool."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PIL import Image
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 from PySide6.QtGui import QAccessible, QImage, QPixmap
-from PySide6.QtWidgets import QWidget
+
+from capdesk.tasks import failure_line
 
 
 def pil_to_qpixmap(img: Image.Image) -> QPixmap:
@@ -27,49 +28,45 @@ def qimage_to_pil(qimg: QImage) -> Image.Image:
     return background
 
 
-class _Signals(QObject):
-    done = Signal(object)
-    failed = Signal(str)
-    progress = Signal(object)
+class _Poster(QObject):
+    """Lives on the UI thread, so a call emitted from any thread runs there."""
 
+    call = Signal(object)
 
-class Job(QRunnable):
-    """Run ``fn`` on the thread pool; ``done``/``failed`` arrive on the UI thread."""
-
-    def __init__(self, fn: Callable, *args, **kw) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.fn, self.args, self.kw = fn, args, kw
-        self.signals = _Signals()
+        self.call.connect(self._run)
 
-    def run(self) -> None:
-        try:
-            result = self.fn(*self.args, **self.kw)
-        except Exception as exc:  # shown to the user, never a crash of the window
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
-        else:
-            self.signals.done.emit(result)
+    @Slot(object)
+    def _run(self, fn) -> None:
+        fn()
 
 
-def submit(fn: Callable, *args, on_done=None, on_failed=None, **kw) -> Job:
-    job = Job(fn, *args, **kw)
-    if on_done:
-        job.signals.done.connect(on_done)
-    if on_failed:
-        job.signals.failed.connect(on_failed)
-    QThreadPool.globalInstance().start(job)
-    return job
+class QtRunner:
+    """``capdesk.tasks.Runner`` for the window: work on Qt's thread pool, results on the UI thread."""
+
+    def __init__(self) -> None:
+        self._poster = _Poster()
+
+    def run(self, fn: Callable, *args, on_done=None, on_failed=None) -> None:
+        # The result travels through the long-lived poster, never through an object made per job:
+        # a per-job QObject can be collected with its runnable before its signal is delivered.
+        def work() -> None:
+            try:
+                result = fn(*args)
+            except Exception as exc:  # shown to the user, never a crash of the window
+                msg = failure_line(exc)
+                if on_failed:
+                    self.post(lambda: on_failed(msg))
+            else:
+                if on_done:
+                    self.post(lambda: on_done(result))
+
+        QThreadPool.globalInstance().start(work)
+
+    def post(self, fn: Callable[[], None]) -> None:
+        self._poster.call.emit(fn)
 
 
 def screen_reader_active() -> bool:
     return bool(QAccessible.isActive())
-
-
-def announce(widget: QWidget, text: str) -> bool:
-    """Send ``text`` to a running screen reader (Qt 6.8+); False when it could not be sent."""
-    try:
-        from PySide6.QtGui import QAccessibleAnnouncementEvent
-    except ImportError:
-        return False
-    ev = QAccessibleAnnouncementEvent(widget, text)
-    QAccessible.updateAccessibility(ev)
-    return True

@@ -1,0 +1,112 @@
+"""Batch export: alt text for a whole folder, with progress, cancel, a spoken outcome and a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
+
+from capdesk import messages
+from capdesk.jobs import BatchJob
+from capdesk.sidecars import SidecarOptions, SidecarWriter
+
+from ..widgets import button, named
+from .common import FolderJobDialog
+
+REPORT_SUFFIXES = {0: ".html", 1: ".csv", 2: ".json"}
+
+
+class BatchDialog(FolderJobDialog):
+    """Choose a folder, formats and options; run with progress and cancel; open the report."""
+
+    def __init__(self, window, folder: str = "") -> None:
+        super().__init__(window, "Batch export alt text")
+        s = window.settings
+        form = QFormLayout()
+        self._folder_row(form, folder, "Folder whose pictures get alt text")
+        self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
+        self.txt = named(QCheckBox("&Text sidecars (.txt)"), "Write text sidecars")
+        self.txt.setChecked("txt" in s.sidecar_formats)
+        self.xmp = named(QCheckBox("&XMP sidecars (IPTC alt text)"), "Write XMP sidecars")
+        self.xmp.setChecked("xmp" in s.sidecar_formats)
+        self.xmp_name = named(QComboBox(), "XMP file naming")
+        self.xmp_name.addItems(["photo.jpg.xmp (cannot collide)", "photo.xmp (Lightroom style)"])
+        self.xmp_name.setCurrentIndex(0 if s.xmp_name == "ext" else 1)
+        self.overwrite = named(QCheckBox("&Overwrite sidecars CapDesk did not write"), "Overwrite foreign sidecars",
+                               "Replace sidecars written or edited by a person or another program")
+        self.report_fmt = named(QComboBox(), "Report format")
+        self.report_fmt.addItems(["HTML page (for review)", "CSV", "JSON", "No report"])
+        for w in (self.recursive, self.txt, self.xmp):
+            form.addRow(w)
+        nl = QLabel("XMP &naming:")
+        nl.setBuddy(self.xmp_name)
+        form.addRow(nl, self.xmp_name)
+        form.addRow(self.overwrite)
+        rl = QLabel("&Report:")
+        rl.setBuddy(self.report_fmt)
+        form.addRow(rl, self.report_fmt)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        self._progress_rows(lay, "Batch")
+        self.start_btn = button("&Start", "Start the batch export", self.start)
+        self.cancel_btn = button("&Cancel", "Stop after the current picture", self.cancel)
+        self.open_btn = button("Open re&port", "Open the report", self.open_report)
+        self.close_btn = button("C&lose", "Close this dialog", self.reject)
+        self.open_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(False)
+        buttons = QHBoxLayout()
+        for b in (self.start_btn, self.cancel_btn, self.open_btn, self.close_btn):
+            buttons.addWidget(b)
+        lay.addLayout(buttons)
+        self.job: BatchJob | None = None
+        self.result = None
+        self.report_path = ""
+
+    def start(self) -> None:
+        folder = Path(self.folder.text().strip())
+        formats = tuple(f for f, box in (("txt", self.txt), ("xmp", self.xmp)) if box.isChecked())
+        if not formats:
+            self.status.setText(messages.CHOOSE_A_FORMAT)
+            self.session.say(messages.CHOOSE_A_FORMAT)
+            return
+        s = self.window_.settings
+        writer = SidecarWriter(SidecarOptions(formats, s.txt_name, "ext" if self.xmp_name.currentIndex() == 0
+                                              else "stem", s.lang, overwrite=self.overwrite.isChecked()))
+        ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
+        self.report_path = str(folder / f"capdesk-report{ext}") if ext else ""
+        self.job = BatchJob(self.session, writer, folder, self.recursive.isChecked(), self.report_path,
+                            on_progress=self._progress, on_finished=self._finished)
+        self.result = None
+        self.open_btn.setEnabled(False)
+        if self.job.start():
+            self.status.setText(messages.batch_started(str(folder)))
+            self._running(True)
+        else:
+            self.status.setText(messages.not_a_folder(str(folder)))
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self.job is not None and self.job.running:
+            self.status.setText(messages.BATCH_STOPPING)
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(done)
+        self.status.setText(messages.batch_progress(done, total, name))
+
+    def _finished(self, result, text: str) -> None:
+        self.result = result
+        self.status.setText(text)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(1 if result is not None else 0)
+        self.open_btn.setEnabled(bool(result is not None and self.report_path))
+        self._running(False)
+
+    def _after_run_focus(self):
+        return self.open_btn if self.open_btn.isEnabled() else self.close_btn
+
+    def open_report(self) -> None:
+        if self.report_path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))

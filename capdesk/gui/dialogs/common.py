@@ -1,0 +1,105 @@
+"""What the dialogs share: a list to choose from, and a dialog running one job on a folder."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QEventLoop
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QVBoxLayout,
+)
+
+from ..widgets import StatusLabel, button, named
+
+
+def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[str]:
+    dlg = QDialog(parent)
+    dlg.setWindowTitle(title)
+    lay = QVBoxLayout(dlg)
+    lbl = QLabel(label)
+    lst = named(QListWidget(), title)
+    lst.setSelectionMode(QListWidget.SelectionMode.MultiSelection)
+    lst.addItems(items)
+    lbl.setBuddy(lst)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(dlg.accept)
+    buttons.rejected.connect(dlg.reject)
+    for b in buttons.buttons():
+        b.setAccessibleName(b.text().replace("&", ""))
+    lay.addWidget(lbl)
+    lay.addWidget(lst)
+    lay.addWidget(buttons)
+    if dlg.exec():
+        return [i.text() for i in lst.selectedItems()]
+    return []
+
+
+class FolderJobDialog(QDialog):
+    """A dialog that runs one long job (``self.job``) on a folder, with progress, a status line
+    whose text a screen reader can read, Start, Cancel and Close."""
+
+    job = None
+
+    def __init__(self, window, title: str) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.session = window.session
+        self.setWindowTitle(title)
+        self.setAccessibleName(title)
+
+    def _folder_row(self, form: QFormLayout, text: str, name: str) -> QLineEdit:
+        self.folder = named(QLineEdit(text), name)
+        browse = button("&Browse…", "Browse for the folder", self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.folder)
+        row.addWidget(browse)
+        lbl = QLabel("&Folder:")
+        lbl.setBuddy(self.folder)
+        form.addRow(lbl, row)
+        return self.folder
+
+    def _progress_rows(self, lay: QVBoxLayout, what: str) -> None:
+        self.bar = named(QProgressBar(), f"{what} progress")
+        self.status = StatusLabel(f"{what} status")
+        lay.addWidget(self.bar)
+        lay.addWidget(self.status)
+
+    def _browse(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
+        if d:
+            self.folder.setText(d)
+
+    def _running(self, on: bool) -> None:
+        """Start and Cancel swap; the focus goes to the one that can be pressed (a disabled button
+        would drop it somewhere the person did not choose)."""
+        self.cancel_btn.setEnabled(on)
+        self.start_btn.setEnabled(not on)
+        if on:
+            self.bar.setRange(0, 0)
+        (self.cancel_btn if on else self._after_run_focus()).setFocus()
+
+    def _after_run_focus(self):
+        return self.start_btn
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def reject(self) -> None:
+        """Closing while the job runs cancels it and waits (up to a minute) for it to stop cleanly."""
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+            deadline = time.monotonic() + 60
+            while self.job.running and time.monotonic() < deadline:
+                QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 100)
+        super().reject()

@@ -1,0 +1,109 @@
+"""Installed models: read about one, verify its files, choose it (or automatic), import a folder or zip."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
+
+from capdesk import messages
+from capdesk.bundle import BundleError, discover
+
+from ..widgets import StatusLabel, button, named
+
+NAME_ROLE = 256
+
+
+class ModelsDialog(QDialog):
+    """Enter on a model reads its details: no button is a default that Enter could press, so
+    nothing changes (and no alt text is replaced) unless a button is pressed on purpose.
+    ``chosen`` is the model picked with Use or Automatic ("" for automatic) once it is accepted."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.session = window.session
+        self.chosen = ""
+        self.setWindowTitle("Models")
+        self.list = named(QListWidget(), "Installed models", "Enter reads the model's details")
+        self.info = StatusLabel("Model details")
+        self.list.currentItemChanged.connect(self._show)
+        self.list.activated.connect(lambda *_: self.session.say(self.info.text()))
+        b_auto = button("&Automatic (each picture to the model it fits)", "Use automatic model choice",
+                        lambda: self._use(""))
+        b_use = button("&Use this model", "Use the selected model; shown alt text you edited is kept",
+                       lambda: self._use(self._selected()))
+        b_verify = button("&Verify", "Verify the selected model's files", self.verify)
+        b_folder = button("Import &folder…", "Import a model folder",
+                          lambda: self.import_bundle(QFileDialog.getExistingDirectory(self, "Model folder")))
+        b_zip = button("Import &zip…", "Import a zipped model", lambda: self.import_bundle(
+            QFileDialog.getOpenFileName(self, "Model zip", "", "Zip (*.zip)")[0]))
+        b_close = button("&Close", "Close without changing the model", self.reject)
+        lay = QVBoxLayout(self)
+        lbl = QLabel("Installed &models:")
+        lbl.setBuddy(self.list)
+        lay.addWidget(lbl)
+        lay.addWidget(self.list)
+        lay.addWidget(self.info)
+        for row in ((b_auto, b_use, b_verify), (b_folder, b_zip, b_close)):
+            h = QHBoxLayout()
+            for b in row:
+                h.addWidget(b)
+            lay.addLayout(h)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.list.clear()
+        self.bundles = {}
+        found, problems = discover()
+        current = self.window_.settings.model
+        for b in found:
+            self.bundles[b.name] = b
+            it = QListWidgetItem(f"{b.name} ({b.source})" + (", in use" if b.name == current else ""))
+            it.setData(NAME_ROLE, b.name)
+            self.list.addItem(it)
+        if problems:
+            self.info.setText("Problems: " + "; ".join(problems))
+        if self.list.count():  # start on the model in use
+            names = [self.list.item(i).data(NAME_ROLE) for i in range(self.list.count())]
+            self.list.setCurrentRow(names.index(current) if current in names else 0)
+
+    def _selected(self) -> str:
+        it = self.list.currentItem()
+        return it.data(NAME_ROLE) if it else ""
+
+    def _show(self, *_) -> None:
+        b = self.bundles.get(self._selected())
+        if b is None:
+            return
+        m = b.manifest
+        t = m.get("metrics", {}).get("test", {}).get("beam3", {})
+        perf = f" Test BLEU-4 {t['BLEU-4']:.3f}, CIDEr {t['CIDEr']:.3f}." if "BLEU-4" in t else ""
+        self.info.setText(f"{b.name}: {m.get('description', '')} Domain: {m.get('domain', '?')}.{perf} {b.path}")
+
+    def _use(self, name: str) -> None:
+        self.chosen = name
+        self.accept()
+
+    def verify(self) -> None:
+        b = self.bundles.get(self._selected())
+        if b is None:
+            return
+        msg = messages.verified(b.name, b.verify())
+        self.info.setText(msg)
+        self.session.say(msg)
+
+    def import_bundle(self, src: str) -> str | None:
+        """Check a bundle folder or zip and install it in the user's model folder (the CLI's service)."""
+        if not src:
+            return None
+        from capdesk.model_install import install
+
+        try:
+            done = install(src)
+        except BundleError as exc:
+            self.info.setText(f"Import failed: {exc}")
+            self.session.say(self.info.text())
+            return None
+        self.refresh()
+        self.info.setText(done.message()[0].upper() + done.message()[1:])
+        self.session.say(self.info.text())
+        return done.name

@@ -1,0 +1,108 @@
+"""Settings: the model's engine, speech (mode, voice, rate, volume), sidecars, review threshold, clipboard."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from capdesk import limits
+from capdesk.settings import Settings
+
+from ..widgets import named
+
+SPEECH_MODES = {
+    "auto": "Screen reader when one runs, else CapDesk's voice",
+    "speak": "CapDesk's voice",
+    "announce": "Screen reader only",
+    "off": "Silent (descriptions are only shown)",
+}
+DEFAULT_VOICE = "System default voice"
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, parent, settings: Settings, voices: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.s = settings
+        form = QFormLayout(self)
+
+        def add(label: str, w: QWidget, name: str) -> QWidget:
+            named(w, name)
+            lbl = QLabel(label)
+            lbl.setBuddy(w)
+            form.addRow(lbl, w)
+            return w
+
+        from capdesk.providers import available
+
+        self.provider = add("Execution &provider:", QComboBox(), "Execution provider")
+        self.provider.addItems(["auto", *available()])
+        self.provider.setCurrentText(settings.provider)
+        self.beam = add("&Beam width:", QSpinBox(), "Beam width")
+        self.beam.setRange(limits.BEAM_MIN, limits.BEAM_MAX)
+        self.beam.setValue(settings.beam)
+        self.speech = add("&Speech:", QComboBox(), "Speech")
+        for mode, text in SPEECH_MODES.items():
+            self.speech.addItem(text, mode)
+        self.speech.setCurrentIndex(max(0, self.speech.findData(settings.speech)))
+        if voices is None:
+            from capdesk.speech import list_voices
+
+            voices = list_voices()
+        self.voice = add("V&oice:", QComboBox(), "Voice")
+        self.voice.addItem(DEFAULT_VOICE, "")
+        for vid, name in voices:
+            self.voice.addItem(name, vid)
+        self.voice.setCurrentIndex(max(0, self.voice.findData(settings.voice)))
+        self.rate = add("Speech &rate (words per minute):", QSpinBox(), "Speech rate")
+        self.rate.setRange(limits.SPEECH_RATE_MIN, limits.SPEECH_RATE_MAX)
+        self.rate.setValue(settings.rate)
+        self.volume = add("&Volume:", QDoubleSpinBox(), "Volume")
+        self.volume.setRange(limits.VOLUME_MIN, limits.VOLUME_MAX)
+        self.volume.setSingleStep(0.1)
+        self.volume.setValue(settings.volume)
+        self.txt = add("&Text sidecars:", QCheckBox(), "Write text sidecars")
+        self.txt.setChecked("txt" in settings.sidecar_formats)
+        self.xmp = add("&XMP sidecars:", QCheckBox(), "Write XMP sidecars")
+        self.xmp.setChecked("xmp" in settings.sidecar_formats)
+        self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
+        self.xmp_name.addItems(list(limits.SIDECAR_NAMINGS))
+        self.xmp_name.setCurrentText(settings.xmp_name)
+        self.lang = add("Alt text &language:", QLineEdit(settings.lang), "Alt text language")
+        self.threshold = add("&Confidence threshold:", QDoubleSpinBox(), "Confidence threshold")
+        self.threshold.setRange(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX)
+        self.threshold.setSingleStep(0.05)
+        self.threshold.setValue(settings.confidence_threshold)
+        self.clipboard = add("Caption cl&ipboard images:", QCheckBox(), "Caption clipboard images")
+        self.clipboard.setChecked(settings.clipboard)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        for b in buttons.buttons():
+            b.setAccessibleName(b.text().replace("&", ""))
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def accept(self) -> None:
+        s = self.s
+        s.provider = self.provider.currentText()
+        s.beam = self.beam.value()
+        s.speech = self.speech.currentData()
+        s.voice = self.voice.currentData() or ""
+        s.rate = self.rate.value()
+        s.volume = self.volume.value()
+        s.sidecar_formats = [f for f, b in (("txt", self.txt), ("xmp", self.xmp)) if b.isChecked()] or ["txt"]
+        s.xmp_name = self.xmp_name.currentText()
+        s.lang = self.lang.text().strip() or "en"
+        s.confidence_threshold = self.threshold.value()
+        s.clipboard = self.clipboard.isChecked()
+        super().accept()
