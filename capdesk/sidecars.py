@@ -138,10 +138,9 @@ class SidecarWriter:
         """'absent', 'ours' (written by CapDesk, unchanged since), 'foreign' (a person's or another
         tool's), or 'blocked' (a folder or other non-file is where the sidecar goes)."""
         try:
-            snap = snapshot(sidecar)
-        except OSError:
-            return "foreign"
-        return self._ownership_of(sidecar, snap)
+            return self._ownership_of(sidecar, snapshot(sidecar))
+        except (OSError, LedgerError):
+            return "foreign"  # unknown is treated as a person's: never overwritten
 
     def _ownership_of(self, sidecar: Path, snap: str | None) -> str:
         if snap is None:
@@ -154,7 +153,8 @@ class SidecarWriter:
         intent = self.ledger.intent(sidecar)
         if intent is not None and intent["sha256"] == snap:
             # CapDesk renamed this file into place and stopped before recording it: it is ours.
-            self.ledger.confirm(sidecar)
+            with contextlib.suppress(LedgerError):  # (if the ledger cannot take it now, the intent stays)
+                self.ledger.confirm(sidecar)
             return "ours"
         return "foreign"
 
@@ -163,13 +163,13 @@ class SidecarWriter:
         sig = image_signature(image)
         try:
             for p in self.paths(image).values():
-                own = self.ownership(p)
+                own = self._ownership_of(p, snapshot(p))
                 if own in ("absent", "blocked"):
                     return False  # a blocked path is written (and fails) so that it is reported
                 if own == "ours" and self.ledger.get(p)["image"] != sig:
                     return False
-        except LedgerError:
-            return False  # the write will say what is wrong with the ledger
+        except (OSError, LedgerError):
+            return False  # the write will say what is wrong
         return True
 
     def write(self, image: Path, alt: AltText, force: bool | None = None) -> list[WriteOutcome]:
