@@ -27,9 +27,11 @@ def _beam(value: str) -> int:
         n = int(value)
     except ValueError:
         n = 0
-    if not 1 <= n <= 20:
+    from capdesk.limits import BEAM_MAX, BEAM_MIN
+
+    if not BEAM_MIN <= n <= BEAM_MAX:
         # argparse prefixes "argument --beam: "; a ValueError would read "invalid _beam value".
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 20, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number from {BEAM_MIN} to {BEAM_MAX}, got {value!r}")
     return n
 
 
