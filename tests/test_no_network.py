@@ -93,7 +93,11 @@ def test_watch_sends_nothing_and_writes_no_telemetry(tmp_path):
     assert "Traceback" not in stderr, stderr
     assert (folder / "rocket.txt").exists(), f"the watcher never captioned the image: {stderr}"
     _assert_offline(text, env, "capdesk watch")
-    # Files written outside CapDesk's own folders (and the watched one): none.
+    _assert_only_own_files(env)
+
+
+def _assert_only_own_files(env: dict[str, str]) -> None:
+    """Files written in the home folder outside CapDesk's own folders: none."""
     home = Path(env["HOME"])
     stray = [p for p in home.rglob("*") if p.is_file() and "capdesk" not in p.relative_to(home).parts]
     assert not stray, f"files written outside CapDesk's folders: {stray[:10]}"
@@ -108,3 +112,4 @@ def test_gui_sends_nothing_and_writes_no_telemetry(tmp_path):
     text, stderr = _traced(tmp_path, ["gui", str(folder)], env)
     assert "Traceback" not in stderr, stderr
     _assert_offline(text, env, "capdesk gui")
+    _assert_only_own_files(env)
