@@ -20,9 +20,10 @@ from urllib.parse import quote
 
 from capdesk.describe import Described, Describer
 from capdesk.engine import expand_paths
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
 from capdesk.sidecars import AltText, SidecarWriter, atomic_write, read_alt_text
 
-DEFAULT_REVIEW_THRESHOLD = 0.35
+DEFAULT_REVIEW_THRESHOLD = DEFAULT_CONFIDENCE_THRESHOLD
 
 
 @dataclass
