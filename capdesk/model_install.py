@@ -64,7 +64,14 @@ class Installed:
 
 def install(src: str | os.PathLike[str], models_dir: Path | None = None) -> Installed:
     """Check the bundle at ``src`` and install it; BundleError (one line) when it is refused."""
-    src = Path(src)
+    try:
+        return _install(Path(src), models_dir)
+    except OSError as exc:  # the model folder cannot be made or written, the source vanished...
+        where = exc.filename or src
+        raise BundleError(f"{src}: cannot be installed ({where}: {exc.strerror or exc})") from None
+
+
+def _install(src: Path, models_dir: Path | None) -> Installed:
     dest_root = Path(models_dir) if models_dir is not None else user_models_dir()
     if src.is_dir():
         source: _Source = _FolderSource(src)

@@ -297,3 +297,11 @@ def test_hostile_domain_npz_is_a_clean_bundle_error(tmp_path, default_bundle, ki
     # Routing to it fails, but the default model still captions.
     r = run_cli("caption", "--beam", "1", str(SAMPLES / "rocket.jpg"))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_model_folder_that_cannot_be_made_is_one_clear_line(tmp_path, mine):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    r = run_cli("models", "import", str(mine), env={"XDG_DATA_HOME": str(blocker)})
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and "cannot be installed" in r.stderr
