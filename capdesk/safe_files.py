@@ -49,8 +49,11 @@ def snapshot(path: Path) -> str | None:
             st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             return f"not-a-file:{stat.S_IFMT(st.st_mode)}"
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:  # in chunks: a huge file where a sidecar goes must not fill memory
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
     except FileNotFoundError:
         return None
 
