@@ -192,7 +192,9 @@ class Session:
         self.current = p
         self.current_changed.emit(p)
         if p.status is PictureStatus.FAILED and p.described is None:
-            self.say(messages.cannot_read(p.name, p.error), key=p.key)
+            # Its list entry says the same ("broken.jpg, failed: ..."): a revisit, for the screen reader.
+            self.message.emit(Message(messages.cannot_read(p.name, p.error), Kind.RESULT, self.screen_reader(),
+                                      revisit=True, key=p.key))
         elif p.status is PictureStatus.DESCRIBING:
             return  # its description is said when it arrives
         elif p.described is not None:

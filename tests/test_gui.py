@@ -162,8 +162,8 @@ def test_announcer_lends_the_focused_widget_its_description(qtbot, window):
     own = btn.accessibleDescription()
     btn.setFocus()
     qtbot.waitUntil(btn.hasFocus, timeout=5000)
-    window.announcer.say("Alt text copied")
-    assert btn.accessibleDescription() == "Alt text copied"
+    window.announcer.say("Alt text copied")  # after the focus has settled, so that it is news
+    qtbot.waitUntil(lambda: btn.accessibleDescription() == "Alt text copied", timeout=5000)
     window.pane.btn_save.setFocus()
     qtbot.waitUntil(lambda: btn.accessibleDescription() == own, timeout=5000)  # given back once focus left
 

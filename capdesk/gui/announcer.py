@@ -7,9 +7,11 @@ ignores it. What every Orca speaks (found by running Debian's Orca 43.1 on the w
 in Orca's source for later versions) is:
 
 * a change of the accessible description of the object that has the focus: Orca says the new
-  description. So on Linux a message becomes, for a moment, the description of the focused
-  widget, or of the focused list entry; the widget's own description is put back once the focus
-  leaves it (Orca does not speak a change on an object that no longer has the focus).
+  description. On a focused list entry the message is its description for one event only: the
+  entry's description is put back at once without an event, so Orca reading the entry later
+  (even late, on a busy machine) never reads the message a second time. On another focused
+  widget the message stays its description until the focus leaves (Qt sends an event for every
+  change there), and waits until Orca has had time to read a widget that has just got the focus.
 * a notification (AT-SPI role ``notification``) appearing, even from a window in the background.
   So when CapDesk's window is not the active one (a watched folder, the clipboard), the message is
   shown in a small notification, which Orca reads as "notification, <text>".
@@ -21,15 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import QAbstractItemView, QAccessibleWidget, QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QAccessibleWidget, QApplication, QLabel, QMenu, QMenuBar, QWidget
 
-# An item's own description, put back when a message that borrowed it leaves.
+# A list entry's own description (the picture's alt text), given to it when the focus leaves it.
 RESTING_ROLE = Qt.ItemDataRole.UserRole + 7
 DESCRIPTION_ROLE = Qt.ItemDataRole.AccessibleDescriptionRole
 NOTIFICATION_NAME = "capdesk-notification"
+FOCUS_SETTLE_S = 1.5  # Orca 43 took up to 1.6 s to read a new focus on a busy 2-core machine
 
 
 class _NotificationAccessible(QAccessibleWidget):
@@ -68,11 +72,20 @@ class Announcer(QObject):
         self.note.setObjectName(NOTIFICATION_NAME)
         self.note.setGeometry(0, 0, 1, 1)  # for the screen reader only; the status bar shows the text
         self.note.hide()
-        self._widget: tuple[QWidget, str] | None = None  # a widget lending its description, and its own
+        self._widget: tuple[QWidget, str, str] | None = None  # a widget lending its description; its own, tooltip
         self._item: tuple[QAbstractItemView, QPersistentModelIndex] | None = None
         self.said: list[str] = []  # what was handed on, newest last (read by the tests)
+        self._focus_moved_at = 0.0
         app = QApplication.instance()
-        app.focusChanged.connect(lambda *_: QTimer.singleShot(0, self._give_back))
+        app.focusChanged.connect(self._focus_moved)
+
+    def _focus_moved(self, *_) -> None:
+        self.note_focus_moved()
+        QTimer.singleShot(0, self._give_back)
+
+    def note_focus_moved(self) -> None:
+        """The focus moved inside a list (a new current entry) or to another widget."""
+        self._focus_moved_at = time.monotonic()
 
     # -- saying ------------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -87,6 +100,19 @@ class Announcer(QObject):
             self._notify(text)
         elif isinstance(focus, QAbstractItemView) and focus.currentIndex().isValid():
             self._on_item(focus, focus.currentIndex(), text)
+        else:
+            # Orca reads a newly focused widget (its description too) a moment after the focus moves;
+            # a description changed before then would be read twice, with the widget and as news.
+            wait = FOCUS_SETTLE_S - (time.monotonic() - self._focus_moved_at)
+            if wait > 0:
+                QTimer.singleShot(int(wait * 1000), lambda: self._on_widget_now(text))
+            else:
+                self._on_widget(focus, text)
+
+    def _on_widget_now(self, text: str) -> None:
+        focus = QApplication.focusWidget()
+        if focus is None or not focus.isActiveWindow():
+            self._notify(text)
         else:
             self._on_widget(focus, text)
 
@@ -106,20 +132,22 @@ class Announcer(QObject):
     def _on_widget(self, w: QWidget, text: str) -> None:
         if self._widget is None or self._widget[0] is not w:
             self._give_back()
-            self._widget = (w, w.accessibleDescription())
+            self._widget = (w, w.accessibleDescription(), w.toolTip())
+            # Qt gives the tooltip as the description when there is none: it must not stand in below.
+            w.setToolTip("")
         # Through an empty description first, so that the same message twice is a change both times
         # (an empty description is not spoken).
         w.setAccessibleDescription("")
         w.setAccessibleDescription(text)
 
     def _on_item(self, view: QAbstractItemView, index: QModelIndex, text: str) -> None:
-        held = self._item
-        if held is None or held[0] is not view or QModelIndex(held[1]) != index:
-            self._give_back()
-            self._hold(view, index)
+        """The message as the entry's description for one change event, then its own description back
+        without one: Qt reads the new value into the event, and the entry never keeps the message."""
         model = view.model()
-        model.setData(index, "", DESCRIPTION_ROLE)
+        before = index.data(DESCRIPTION_ROLE) or ""
+        _silently(model, index, "")
         model.setData(index, text, DESCRIPTION_ROLE)
+        _silently(model, index, before)
 
     def _current_moved(self, *_) -> None:
         QTimer.singleShot(0, self._give_back)
@@ -127,11 +155,14 @@ class Announcer(QObject):
     def _give_back(self) -> None:
         """Put back the descriptions lent to messages, once the focus has left their owners."""
         focus = QApplication.focusWidget()
+        if isinstance(focus, (QMenuBar, QMenu)):
+            return  # a menu is open over the owner: Orca may still take the owner for the focus
         with contextlib.suppress(RuntimeError):  # its owner may be gone (a closed dialog)
             if self._widget is not None and self._widget[0] is not focus:
-                w, own = self._widget
+                w, own, tip = self._widget
                 self._widget = None
                 w.setAccessibleDescription(own)
+                w.setToolTip(tip)
         with contextlib.suppress(RuntimeError):
             if self._item is not None:
                 view, index = self._item
@@ -139,23 +170,30 @@ class Announcer(QObject):
                     self._item = None
                 elif view is not focus or QModelIndex(index) != view.currentIndex():
                     self._item = None
-                    view.model().setData(QModelIndex(index), index.data(RESTING_ROLE) or "", DESCRIPTION_ROLE)
+                    _silently(view.model(), QModelIndex(index), index.data(RESTING_ROLE) or "")
 
     # -- an item's own description ---------------------------------------------------------------
     def set_item_description(self, view: QAbstractItemView, index: QModelIndex, text: str) -> None:
-        """Give a list entry its own description (read with it). While a message holds the focused entry,
-        the description waits until the focus leaves: changing it now would be spoken as news."""
+        """Give a list entry its own description, read with the entry; never announced by itself.
+
+        The focused entry keeps the description it had until the focus leaves it: a screen reader
+        that reads the entry late (on a busy machine) would otherwise read a description that is
+        also being said as news.
+        """
         model = view.model()
-        model.setData(index, text, RESTING_ROLE)
-        held = self._item
-        if held is not None and held[0] is view and QModelIndex(held[1]) == index:
-            return  # put back when the focus leaves it
+        _silently(model, index, text, RESTING_ROLE)
         if uses_focus_carrier() and view.hasFocus() and view.currentIndex() == index:
             self._give_back()
-            self._hold(view, index)
+            self._item = (view, QPersistentModelIndex(index))
+            view.selectionModel().currentChanged.connect(self._current_moved, Qt.ConnectionType.UniqueConnection)
             return
-        model.setData(index, text, DESCRIPTION_ROLE)
+        _silently(model, index, text)
 
-    def _hold(self, view: QAbstractItemView, index: QModelIndex) -> None:
-        self._item = (view, QPersistentModelIndex(index))
-        view.selectionModel().currentChanged.connect(self._current_moved, Qt.ConnectionType.UniqueConnection)
+
+def _silently(model, index: QModelIndex, text: str, role=DESCRIPTION_ROLE) -> None:
+    """Change an entry's data without telling anyone, screen readers included (no event)."""
+    model.blockSignals(True)
+    try:
+        model.setData(index, text, role)
+    finally:
+        model.blockSignals(False)

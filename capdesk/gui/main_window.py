@@ -103,7 +103,7 @@ class MainWindow(QMainWindow):
         self._action(f, "Open &images…", self.choose_images, "Ctrl+Shift+O")
         self._action(f, "&Batch export alt text…", self.open_batch_dialog, "Ctrl+B")
         f.addSeparator()
-        self._action(f, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._action(f, "&Quit", self.close, "Ctrl+Q")
         c = mb.addMenu("&Caption")
         self._action(c, "Caption &again", self.caption_current, "F5")
         self._action(c, "&Speak alt text", self.speak_current, "F6")
@@ -154,7 +154,7 @@ class MainWindow(QMainWindow):
 
     def _draw_item(self, item: QListWidgetItem, p: Picture) -> None:
         item.setText(p.label)
-        item.setToolTip(p.error or p.alt_text)
+        item.setToolTip(p.error)  # never the alt text: Qt would offer it as the entry's description
         self.announcer.set_item_description(self.list, self.list.indexFromItem(item), p.alt_text)
 
     def _on_changed(self, p: Picture) -> None:
@@ -189,6 +189,7 @@ class MainWindow(QMainWindow):
     # -- forwarding the user's actions ----------------------------------------------------------
     def _on_select(self, item: QListWidgetItem | None, _prev=None) -> None:
         if item is not None:
+            self.announcer.note_focus_moved()
             self.session.select(item.data(KEY_ROLE))
 
     def choose_folder(self) -> None:

@@ -8,7 +8,7 @@ from PIL import Image
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 from PySide6.QtGui import QAccessible, QImage, QPixmap
 
-from capdesk.tasks import failure_line
+from capdesk.tasks import background_priority, failure_line
 
 
 def pil_to_qpixmap(img: Image.Image) -> QPixmap:
@@ -52,6 +52,7 @@ class QtRunner:
         # The result travels through the long-lived poster, never through an object made per job:
         # a per-job QObject can be collected with its runnable before its signal is delivered.
         def work() -> None:
+            background_priority()
             try:
                 result = fn(*args)
             except Exception as exc:  # shown to the user, never a crash of the window
