@@ -28,8 +28,12 @@ OCR_NO_DEPS = "rapidocr-onnxruntime>=1.3"
 
 
 def runtime_requirements() -> list[str]:
+    """The package's dependencies, less text reading (added below with OpenCV's headless build, or
+    left out): installing rapidocr with its own dependencies would bring opencv-python, whose
+    removal afterwards deletes the cv2 files the headless build shares with it."""
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    return [re.sub(r"^pyside6\b", "PySide6-Essentials", d, flags=re.I) for d in deps]
+    return [re.sub(r"^pyside6\b", "PySide6-Essentials", d, flags=re.I) for d in deps
+            if not re.match(r"^rapidocr", d, flags=re.I)]
 
 
 def venv_python(folder: Path) -> Path:
