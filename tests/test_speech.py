@@ -35,3 +35,73 @@ def test_longer_text_gives_longer_speech(tmp_path):
     long, _ = _read(save_wav("A tabby cat lying on a red rug next to a window on a sunny afternoon.",
                              tmp_path / "b.wav"))
     assert len(long) > 2 * len(short)
+
+
+class SoundCard:
+    """Stands in for the sound device this machine lacks: 'plays' each rendered WAV for its length,
+    and says when it starts, so that a test can speak over it."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.played: list[float] = []
+        self.playing = threading.Event()
+        self._stop = threading.Event()
+
+    def play(self, path, interrupted) -> None:
+        if interrupted.is_set():
+            return
+        samples, rate = _read(path)
+        self.played.append(len(samples) / rate)
+        self._stop.clear()
+        self.playing.set()
+        self._stop.wait(len(samples) / rate)
+        self.playing.clear()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+LONG = "A tabby cat lying on a red rug next to a window on a sunny afternoon, with a book beside it."
+
+
+def test_now_interrupts_and_drops_what_waits():
+    from capdesk.speech import Priority, Speaker
+
+    card = SoundCard()
+    sp = Speaker(player=card)
+    assert sp.error is None
+    sp.say(LONG)
+    assert card.playing.wait(30)
+    sp.say("Queued behind it.", Priority.NORMAL)
+    sp.say("Speak now.")  # the user pressed Speak: the long one stops, the queued one is dropped
+    assert sp.wait_idle(60)
+    assert sp.spoken == ["Speak now."]
+    sp.close()
+
+
+def test_normal_priority_waits_its_turn():
+    from capdesk.speech import Priority, Speaker
+
+    card = SoundCard()
+    sp = Speaker(player=card)
+    sp.say("New picture one: a cat.", Priority.NORMAL)
+    assert card.playing.wait(30)
+    sp.say("New picture two: a dog.", Priority.NORMAL)
+    sp.say("New picture three: a cup.", Priority.NORMAL)
+    assert sp.wait_idle(60)
+    assert sp.spoken == ["New picture one: a cat.", "New picture two: a dog.", "New picture three: a cup."]
+    assert len(card.played) == 3 and all(s > 0.5 for s in card.played)  # each one really spoken whole
+    sp.close()
+
+
+def test_speaker_starts_without_blocking_its_caller():
+    import time
+
+    from capdesk.speech import Speaker
+
+    t0 = time.monotonic()
+    sp = Speaker(wait=False, player=SoundCard())
+    assert time.monotonic() - t0 < 0.5  # the engine starts in the speech thread, not the caller's
+    assert sp.ready.wait(20) and sp.error is None
+    sp.close()
