@@ -28,7 +28,7 @@ class PictureStatus(Enum):
     FAILED = "failed"
     SAVED = "alt text saved"
     WRITTEN = "alt text written by CapDesk"
-    EDITED = "alt text written by a person"
+    EDITED = "alt text written or edited by a person"
 
 
 class Kind(Enum):

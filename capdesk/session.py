@@ -64,6 +64,8 @@ class Session:
     # -- services ---------------------------------------------------------------------------
     def _make_writer(self) -> SidecarWriter:
         s = self.settings
+        if hasattr(s, "sidecar_options"):  # the settings' own mapping, with every sidecar option
+            return SidecarWriter(s.sidecar_options())
         return SidecarWriter(SidecarOptions(tuple(s.sidecar_formats) or ("txt",), s.txt_name, s.xmp_name, s.lang))
 
     def apply_settings(self) -> None:

@@ -316,6 +316,13 @@ def test_settings_dialog_offers_the_voices(qtbot, window):
     dlg.beam.setValue(20)
     dlg.accept()
     assert (window.settings.voice, window.settings.speech, window.settings.beam) == ("de", "speak", 20)
+    dlg = SettingsDialog(window, window.settings, [])
+    qtbot.addWidget(dlg)
+    assert dlg.beam.value() == 20
+    dlg.beam.setValue(dlg.beam.minimum())  # "Each model's own": no beam chosen
+    assert dlg.beam.text() == "Each model's own"
+    dlg.accept()
+    assert window.settings.beam is None and SettingsDialog(window, window.settings, []).beam.value() == 0
 
 
 def test_teach_dialog_cancel_resume_and_switch(qtbot, window, tmp_path):

@@ -113,13 +113,14 @@ class MainWindow(QMainWindow):
         self._action(c, "Show attention for &previous word", lambda: self.pane.step_word(-1), "Ctrl+,")
         w = mb.addMenu("&Watch")
         self._action(w, "&Add watched folder…", self.choose_watch_folder, "Ctrl+Shift+W")
-        self._action(w, "&Remove watched folders…", self.remove_watch_folders)
+        self._action(w, "&Remove watched folders…", self.remove_watch_folders, "Ctrl+Shift+R")
         self.act_clipboard = self._action(w, "Caption &clipboard images", self.session.set_clipboard,
                                           "Ctrl+Shift+V", checkable=True)
         t = mb.addMenu("&Tools")
         self._action(t, "&Models…", self.open_models_dialog, "Ctrl+M")
         self._action(t, "&Teach CapDesk your pictures…", self.open_teach_dialog, "Ctrl+T")
-        self._action(t, "&Settings…", self.open_settings_dialog, QKeySequence.StandardKey.Preferences)
+        # Every dialog has a key of its own: under Orca, Alt+letter chords did not reach the menu bar.
+        self._action(t, "&Settings…", self.open_settings_dialog, "Ctrl+Shift+P")
         h = mb.addMenu("&Help")
         self._action(h, "&About CapDesk", self._about)
 

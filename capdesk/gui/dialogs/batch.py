@@ -72,8 +72,12 @@ class BatchDialog(FolderJobDialog):
             self.session.say(messages.CHOOSE_A_FORMAT)
             return
         s = self.window_.settings
-        writer = SidecarWriter(SidecarOptions(formats, s.txt_name, "ext" if self.xmp_name.currentIndex() == 0
-                                              else "stem", s.lang, overwrite=self.overwrite.isChecked()))
+        chosen = {"formats": formats, "xmp_name": "ext" if self.xmp_name.currentIndex() == 0 else "stem",
+                  "overwrite": self.overwrite.isChecked()}
+        if hasattr(s, "sidecar_options"):
+            writer = SidecarWriter(s.sidecar_options(**chosen))
+        else:
+            writer = SidecarWriter(SidecarOptions(txt_name=s.txt_name, lang=s.lang, **chosen))
         ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
         self.report_path = str(folder / f"capdesk-report{ext}") if ext else ""
         self.job = BatchJob(self.session, writer, folder, self.recursive.isChecked(), self.report_path,

@@ -27,6 +27,7 @@ SPEECH_MODES = {
     "off": "Silent (descriptions are only shown)",
 }
 DEFAULT_VOICE = "System default voice"
+MODEL_BEAM = "Each model's own"
 
 
 class SettingsDialog(QDialog):
@@ -49,8 +50,10 @@ class SettingsDialog(QDialog):
         self.provider.addItems(["auto", *available()])
         self.provider.setCurrentText(settings.provider)
         self.beam = add("&Beam width:", QSpinBox(), "Beam width")
-        self.beam.setRange(limits.BEAM_MIN, limits.BEAM_MAX)
-        self.beam.setValue(settings.beam)
+        # Below the range: no beam chosen, so each model uses the beam it was tuned with.
+        self.beam.setRange(limits.BEAM_MIN - 1, limits.BEAM_MAX)
+        self.beam.setSpecialValueText(MODEL_BEAM)
+        self.beam.setValue(settings.beam if settings.beam is not None else limits.BEAM_MIN - 1)
         self.speech = add("&Speech:", QComboBox(), "Speech")
         for mode, text in SPEECH_MODES.items():
             self.speech.addItem(text, mode)
@@ -75,6 +78,12 @@ class SettingsDialog(QDialog):
         self.txt.setChecked("txt" in settings.sidecar_formats)
         self.xmp = add("&XMP sidecars:", QCheckBox(), "Write XMP sidecars")
         self.xmp.setChecked("xmp" in settings.sidecar_formats)
+        self.ext_descr = QCheckBox()
+        if hasattr(settings, "ext_descr"):
+            add("Longer &description in XMP:", self.ext_descr, "Longer description in XMP sidecars")
+            self.ext_descr.setToolTip("Also write IPTC ExtDescrAccessibility: what the model said, the tags, "
+                                      "the text read and plain facts about the picture")
+            self.ext_descr.setChecked(bool(settings.ext_descr))
         self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
         self.xmp_name.addItems(list(limits.SIDECAR_NAMINGS))
         self.xmp_name.setCurrentText(settings.xmp_name)
@@ -95,12 +104,14 @@ class SettingsDialog(QDialog):
     def accept(self) -> None:
         s = self.s
         s.provider = self.provider.currentText()
-        s.beam = self.beam.value()
+        s.beam = self.beam.value() if self.beam.value() >= limits.BEAM_MIN else None
         s.speech = self.speech.currentData()
         s.voice = self.voice.currentData() or ""
         s.rate = self.rate.value()
         s.volume = self.volume.value()
         s.sidecar_formats = [f for f, b in (("txt", self.txt), ("xmp", self.xmp)) if b.isChecked()] or ["txt"]
+        if hasattr(s, "ext_descr"):
+            s.ext_descr = self.ext_descr.isChecked()
         s.xmp_name = self.xmp_name.currentText()
         s.lang = self.lang.text().strip() or "en"
         s.confidence_threshold = self.threshold.value()
