@@ -86,6 +86,9 @@ def watching(folder: str) -> str:
     return f"Watching {folder}: new pictures there are captioned"
 
 
+NOT_WATCHING = "No folders are being watched; add one with Ctrl+Shift+W"
+
+
 def stopped_watching(count: int) -> str:
     return f"Stopped watching {plural(count, 'folder')}"
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from capdesk import messages
 from capdesk.session import Message, Picture, PictureStatus, Session
 from capdesk.settings import Settings
 
@@ -126,7 +127,7 @@ class MainWindow(QMainWindow):
 
     # -- drawing the session ------------------------------------------------------------------
     def _on_message(self, m: Message) -> None:
-        self.statusBar().showMessage(m.text, 10000)
+        self.statusBar().showMessage(m.text)  # kept until the next one, so flat review can read it again
         # On returning to a picture the screen reader reads its list entry, description included.
         if m.to_screen_reader and not (m.revisit and self.list.hasFocus()):
             self.announcer.say(m.text)
@@ -246,6 +247,9 @@ class MainWindow(QMainWindow):
             self.session.add_watch_folder(Path(d))
 
     def remove_watch_folders(self, folders: list[str] | None = None) -> None:
+        if folders is None and not self.settings.watch_folders:
+            self.session.say(messages.NOT_WATCHING)
+            return
         if folders is None:
             from .dialogs import choose_from_list
 
@@ -257,7 +261,9 @@ class MainWindow(QMainWindow):
     def open_batch_dialog(self) -> None:
         from .dialogs import BatchDialog
 
-        BatchDialog(self, self.settings.last_folder).exec()
+        dlg = BatchDialog(self, self.settings.last_folder)
+        dlg.exec()
+        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
 
     def open_models_dialog(self) -> None:
         from .dialogs import ModelsDialog
@@ -265,19 +271,24 @@ class MainWindow(QMainWindow):
         dlg = ModelsDialog(self)
         if dlg.exec():
             self.session.use_model(dlg.chosen, self.pane.alt.toPlainText())
+        dlg.deleteLater()
 
     def open_teach_dialog(self) -> None:
         from .dialogs import TeachDialog
 
-        TeachDialog(self).exec()
+        dlg = TeachDialog(self)
+        dlg.exec()
+        dlg.deleteLater()
 
     def open_settings_dialog(self) -> None:
         from .dialogs import SettingsDialog
 
-        if SettingsDialog(self, self.settings).exec():
+        dlg = SettingsDialog(self, self.settings)
+        if dlg.exec():
             self.settings.save()
             self.session.apply_settings()
             self.act_clipboard.setChecked(self.settings.clipboard)
+        dlg.deleteLater()
 
     def _about(self) -> None:
         from capdesk import __version__

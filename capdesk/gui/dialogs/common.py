@@ -39,9 +39,9 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
     lay.addWidget(lbl)
     lay.addWidget(lst)
     lay.addWidget(buttons)
-    if dlg.exec():
-        return [i.text() for i in lst.selectedItems()]
-    return []
+    chosen = [i.text() for i in lst.selectedItems()] if dlg.exec() else []
+    dlg.deleteLater()
+    return chosen
 
 
 class FolderJobDialog(QDialog):
