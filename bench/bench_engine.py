@@ -3,7 +3,8 @@
 Measures, each as the median of several runs:
   * the encoder alone (the floor no caption can beat);
   * model time per image: preprocessed image -> caption, single images and batches, beam 1 and 3;
-  * file time per image: image file -> caption, as the CLI does it.
+  * file time per image: image file -> description, through the describer as the CLI does it
+    (loading, the model, routing, tags and pixel facts; text reading off).
 PyTorch eager runs the very same weights (rebuilt from the bundle's graphs) with the same
 numpy beam search, so the ratio is the engine's own gain. Needs the ``train`` extra for the
 baseline; without torch only the engine is measured.
@@ -105,8 +106,12 @@ def main() -> int:
                          ("cap", single, beam)))
         measures.append((f"caption beam {beam}, batch {ns.batch}", ns.batch,
                          lambda b=beam: eng.caption_arrays(batch, b), ("cap", batch, beam)))
-    measures.append((f"file -> caption beam 3, {ns.batch} files (load, preprocess, model)", ns.batch,
-                     lambda: list(eng.caption_paths(paths, beam=3, batch_size=ns.batch)), None))
+    from capdesk.describe import DescribeOptions, Describer
+
+    describer = Describer(ns.model or str(eng.bundle.path), provider=ns.provider, beam=3, threads=ns.threads,
+                          options=DescribeOptions(ocr="never"))
+    measures.append((f"file -> description beam 3, {ns.batch} files (load, preprocess, model, routing)", ns.batch,
+                     lambda: list(describer.describe_paths(paths, beam=3, batch_size=ns.batch)), None))
     rows = []
     for what, n, fn, _ in measures:
         t = median_time(fn, ns.runs) / n

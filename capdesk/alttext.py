@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
+from capdesk.status import SaidAs
+
 MAX_CHARS = 150  # screen readers read alt text in one breath; long text belongs elsewhere
 _FILLER = re.compile(
     r"^(?:(?:an?|the)\s+)?(?:image|picture|photo(?:graph)?|close[- ]up photo|view)\s+(?:of|showing)\s+",
@@ -48,8 +51,6 @@ PEOPLE_WORDS = frozenset({
     "fisherman", "fishermen", "jogger", "singer", "guitarist", "drummer", "customers", "members",
 })
 
-SAID_AS = ("fact", "probably", "withheld", "none")
-
 
 def clean_caption(text: str) -> str:
     """'A picture of a cat on a sofa' -> 'A cat on a sofa.'"""
@@ -73,8 +74,15 @@ def names_people(text: str) -> bool:
                for i, t in enumerate(w))
 
 
-def needs_review(confidence: float | None, threshold: float) -> bool:
-    return confidence is None or confidence < threshold
+@dataclass
+class AltText:
+    """What one write puts in a picture's sidecars (and the ledger remembers)."""
+
+    text: str  # the alt text
+    source: str = "machine"  # "machine" or "human"
+    model: str = ""
+    confidence: float | None = None
+    extended: str = ""  # the longer description (IPTC ExtDescrAccessibility), optional
 
 
 @dataclass
@@ -82,7 +90,7 @@ class Wording:
     """The alt text and how it came about."""
 
     text: str  # about the picture only; may be empty
-    said_as: str  # how the caption was used: fact | probably | withheld | none (no caption)
+    said_as: SaidAs  # how the caption was used: fact | probably | withheld | none (no caption)
     review: bool  # a person should check (or write) the alt text
     reason: str | None  # why, in one line; never part of the alt text
 
@@ -103,7 +111,7 @@ def tags_add_to(caption: str, tag_names: list[str]) -> bool:
 
 def word(caption: str | None, confidence: float | None, in_domain: bool | None, tags_sentence: str,
          tag_names: list[str], text: str | None, *, tags_mode: str = "auto", show_guess: bool = False,
-         low_confidence: float = 0.35, people_confidence: float = 0.0, domain: str = "",
+         low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD, people_confidence: float = 0.0, domain: str = "",
          plain_fact: str = "", animal_tags: list[str] | tuple[str, ...] = ()) -> Wording:
     """Apply the rule above. ``tags_sentence`` is 'May contain: ...' or ''; ``animal_tags`` are the
     tag names that name animals; ``plain_fact`` is a fact computed from the pixels ('A blank white
@@ -112,35 +120,45 @@ def word(caption: str | None, confidence: float | None, in_domain: bool | None, 
     parts: list[str] = []
     reason: str | None = None
     if in_domain is False or not cap:
-        said_as = "withheld" if cap else "none"
+        said_as = SaidAs.WITHHELD if cap else SaidAs.NONE
         reason = (f"the picture is unlike those the model knows ({domain or 'its training pictures'}), "
                   "so its scene caption was withheld") if cap else "the model gave no caption"
     elif confidence is not None and confidence < low_confidence:
-        said_as, reason = "probably", f"the model was unsure (confidence {confidence:.2f})"
+        said_as, reason = SaidAs.PROBABLY, f"the model was unsure (confidence {confidence:.2f})"
     elif confidence is not None and confidence < people_confidence and names_people(cap):
-        said_as = "probably"
+        said_as = SaidAs.PROBABLY
         reason = (f"the caption names people and the model was not sure enough to say so as fact "
                   f"(confidence {confidence:.2f})")
     elif names_people(cap) and (unsaid := [a for a in animal_tags if tags_add_to(cap, [a])]):
-        said_as = "probably"
+        said_as = SaidAs.PROBABLY
         reason = f"the caption names people but the object tags name an animal it does not mention ({unsaid[0]})"
     else:
-        said_as = "fact"
-    if said_as == "fact":
-        parts.append(cap)
-    elif said_as == "probably":
-        parts.append("Probably " + cap[0].lower() + cap[1:])
-    hedged_or_withheld = said_as != "fact"
-    if tags_sentence and (tags_mode == "always" or (tags_mode == "auto" and hedged_or_withheld and (
-            said_as != "probably" or tags_add_to(cap, tag_names)))):
+        said_as = SaidAs.FACT
+    withheld = said_as in (SaidAs.WITHHELD, SaidAs.NONE)
+    if said_as is SaidAs.FACT or said_as is SaidAs.PROBABLY:
+        parts.append(caption_as_said(cap, said_as))
+    if tags_sentence and (tags_mode == "always" or (tags_mode == "auto" and said_as is not SaidAs.FACT and (
+            said_as is not SaidAs.PROBABLY or tags_add_to(cap, tag_names)))):
         parts.append(tags_sentence)
-    if said_as in ("withheld", "none") and show_guess and cap:
+    if withheld and show_guess and cap:
         parts.append(f"Guess: {cap}")
     if text:
         parts.append(quoted_text(text))
-    if said_as in ("withheld", "none") and not parts and plain_fact:
+    if withheld and not parts and plain_fact:
         parts.append(plain_fact)
     alt = " ".join(p for p in parts if p)
     if not alt:
         reason = f"{reason}; nothing else was recognised, so the alt text is empty"
-    return Wording(alt, said_as, said_as != "fact", reason)
+    return Wording(alt, said_as, said_as is not SaidAs.FACT, reason)
+
+
+def caption_as_said(cap: str, said_as: SaidAs) -> str:
+    """A cleaned caption in the words its standing allows: as fact, as 'Probably ...', or as a
+    guess (a withheld caption is only ever said marked as one, and never in the alt text)."""
+    if not cap:
+        return ""
+    if said_as is SaidAs.FACT:
+        return cap
+    if said_as is SaidAs.PROBABLY:
+        return "Probably " + cap[0].lower() + cap[1:]
+    return f"A guess, for a picture unlike the model's training photos: {cap[0].lower() + cap[1:]}"

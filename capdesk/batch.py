@@ -21,15 +21,18 @@ from urllib.parse import quote
 from capdesk.describe import Described, Describer
 from capdesk.engine import expand_paths
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
-from capdesk.sidecars import AltText, SidecarWriter, atomic_write, read_alt_text
+from capdesk.sidecars import SidecarWriter, atomic_write, read_alt_text
+from capdesk.status import RowStatus, WriteStatus
 
-DEFAULT_REVIEW_THRESHOLD = DEFAULT_CONFIDENCE_THRESHOLD
+DEFAULT_REVIEW_THRESHOLD = DEFAULT_CONFIDENCE_THRESHOLD  # the name older callers import
 
 
 @dataclass
 class Row:
+    """One picture's line in a batch report: its description (a ``Described``) and what was written."""
+
     path: str
-    status: str  # captioned | skipped (sidecar current) | kept (a person's sidecar) | failed
+    status: RowStatus  # captioned | skipped (sidecar current) | kept (a person's sidecar) | failed
     alt_text: str = ""
     confidence: float | None = None
     needs_review: bool = False
@@ -49,13 +52,21 @@ class BatchResult:
 
     @property
     def failed(self) -> list[Row]:
-        return [r for r in self.rows if r.status == "failed"]
+        return [r for r in self.rows if r.status == RowStatus.FAILED]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for r in self.rows:
-            out[r.status] = out.get(r.status, 0) + 1
+            out[str(r.status)] = out.get(str(r.status), 0) + 1
         return out
+
+    def summary(self) -> str:
+        """'2 captioned, 1 failed' (or 'no images'), as the CLI and the report say it."""
+        return counts_summary(self.counts())
+
+
+def counts_summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no images"
 
 
 ProgressFn = Callable[[int, int, Row], None]
@@ -67,12 +78,18 @@ def run_batch(
     writer: SidecarWriter,
     recursive: bool = False,
     beam: int | None = None,
-    threshold: float = DEFAULT_REVIEW_THRESHOLD,
+    threshold: float | None = None,
     progress: ProgressFn | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     batch_size: int = 8,
 ) -> BatchResult:
-    """Caption every image under ``paths`` whose sidecars are missing or stale; write them."""
+    """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
+
+    A new description is flagged for review by the describer's own rule (its options'
+    ``low_confidence``); ``threshold`` (default: that same value) flags the skipped pictures whose
+    sidecars CapDesk wrote earlier, from the confidence the ledger kept."""
+    if threshold is None:
+        threshold = describer.options.low_confidence
     t0 = time.monotonic()
     listed = list(expand_paths(paths, recursive))
     total = len(listed)
@@ -89,7 +106,7 @@ def run_batch(
 
     for p, err in listed:
         if err:
-            emit(Row(p, "failed", error=err))
+            emit(Row(p, RowStatus.FAILED, error=err))
         elif writer.is_current(Path(p)):
             emit(_skipped(p, writer, threshold))
         else:
@@ -104,7 +121,7 @@ def run_batch(
             if cancelled():
                 interrupted = True
                 break
-            emit(_finish(res, writer, threshold))
+            emit(write_described(res, writer))
         if interrupted:
             break
     return BatchResult(rows, interrupted, time.monotonic() - t0)
@@ -122,7 +139,7 @@ def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
             continue
         alt, rec = " ".join(text.split()), writer.ledger.get(p)
         break
-    row = Row(path, "skipped", alt, sidecars=[str(p) for p in sidecars])
+    row = Row(path, RowStatus.SKIPPED, alt, sidecars=[str(p) for p in sidecars])
     if rec is None or rec.get("source") != "machine" or rec.get("alt_text") != alt:
         return row  # a person's alt text (or one edited since): nothing to flag
     row.model, conf = rec.get("model") or "", rec.get("confidence")
@@ -136,30 +153,27 @@ def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
     return row
 
 
-def _finish(res: Described, writer: SidecarWriter, threshold: float) -> Row:
+def write_described(res: Described, writer: SidecarWriter) -> Row:
+    """Write one description's sidecars: the step shared by batch, ``capdesk watch`` and the GUI's
+    watched folders. Whether it needs review, and why, is the describer's decision."""
     if not res.ok:
-        return Row(res.path, "failed", model=res.model, error=res.error)
+        return Row(res.path, RowStatus.FAILED, model=res.model, error=res.error)
     conf = res.confidence
-    # The confidence belongs to the caption: when the caption is not in the alt text, neither is it.
-    said = res.said_as in (None, "fact", "probably")
-    alt = AltText(res.description, "machine", res.model, conf if said else None)
-    outcomes = writer.write(Path(res.path), alt)
-    reason = res.reason
-    if reason is None and conf is not None and conf < threshold:
-        reason = f"the model was unsure (confidence {conf:.2f})"
-    review = res.review or res.in_domain is False or conf is None or conf < threshold
-    if review and reason is None:
+    outcomes = writer.write(Path(res.path), res.alt_text())
+    reason = res.reason if res.review else None
+    if res.review and reason is None:
         reason = "the model gave no caption"
-    row = Row(res.path, "captioned", res.description, round(conf, 4) if conf is not None else None, review,
-              res.model, [str(o.path) for o in outcomes if o.action in ("written", "unchanged")],
+    done = (WriteStatus.WRITTEN, WriteStatus.UNCHANGED)
+    row = Row(res.path, RowStatus.CAPTIONED, res.description, round(conf, 4) if conf is not None else None,
+              res.review, res.model, [str(o.path) for o in outcomes if o.action in done],
               in_domain=res.in_domain, reason=reason)
     row.note = "; ".join(o.note for o in outcomes if o.note) or None
-    failed = [o for o in outcomes if o.action == "failed"]
-    kept = [o for o in outcomes if o.action == "kept"]
+    failed = [o for o in outcomes if o.action == WriteStatus.FAILED]
+    kept = [o for o in outcomes if o.action == WriteStatus.KEPT]
     if failed:
-        row.status, row.error = "failed", "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
+        row.status, row.error = RowStatus.FAILED, "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
     elif kept and not row.sidecars:
-        row.status, row.error = "kept", "; ".join(f"{o.path.name}: {o.reason}" for o in kept)
+        row.status, row.error = RowStatus.KEPT, "; ".join(f"{o.path.name}: {o.reason}" for o in kept)
     return row
 
 
@@ -208,7 +222,7 @@ def _html(result: BatchResult, base: Path) -> str:
             rel = p
         return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
 
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(result.counts().items()))
+    counts = counts_summary(result.counts())
     items = []
     for r in result.rows:
         note = ""
@@ -217,7 +231,7 @@ def _html(result: BatchResult, base: Path) -> str:
         elif r.needs_review:
             note = f'<p class="review">Needs review: {html.escape(r.reason or "check the alt text")}.</p>'
         alt = html.escape(r.alt_text or "", quote=True)
-        img = f'<img src="{src(r.path)}" alt="{alt}" loading="lazy">' if r.status != "failed" else ""
+        img = f'<img src="{src(r.path)}" alt="{alt}" loading="lazy">' if r.status != RowStatus.FAILED else ""
         items.append(
             f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}'
             f"<figcaption><strong>{html.escape(Path(r.path).name)}</strong>"

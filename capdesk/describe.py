@@ -1,5 +1,7 @@
 """What CapDesk says about a picture: caption, confidence, domain gate, tags and text, composed
-into one description. The CLI, batch, watch, speech, sidecars and the GUI all use this.
+into one description. This is the one path from a file (or clipboard pixels) to a description,
+and ``Described`` the one result type: the CLI, batch, watch, speech, sidecars and the GUI all
+use them.
 
 A caption is only said as fact when the image lies inside the domain of the model that wrote
 it and the model was confident. Out of every domain the caption is withheld (available on
@@ -18,13 +20,17 @@ import numpy as np
 from PIL import Image
 
 from capdesk import ocr, tags
-from capdesk.alttext import Wording, word
+from capdesk.alttext import AltText, Wording, word
 from capdesk.bundle import BundleError, discover
+from capdesk.domain import Route, route
 from capdesk.engine import Caption, Engine, load_in_batches
-from capdesk.imageio import load_image
-from capdesk.pixelfacts import plain_fact
+from capdesk.extdescr import extended_description
+from capdesk.imageio import load_image, original_size
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
+from capdesk.pixelfacts import PictureFacts, picture_facts, plain_fact
+from capdesk.status import SaidAs, TextStatus
 
-LOW_CONFIDENCE = 0.35
+LOW_CONFIDENCE = DEFAULT_CONFIDENCE_THRESHOLD  # the name bench/people_rate.py knows
 # A caption that names people is said as fact only from this confidence up: under it, captions
 # name people that none of the human captions mention far more often (bench/people_rate.py,
 # tuned on the everyday val split).
@@ -56,11 +62,12 @@ class Described:
     text: str | None = None
     description: str = ""
     error: str | None = None
-    image_size: tuple[int, int] | None = None
-    said_as: str | None = None  # the caption said as: fact | probably | withheld | none (no caption)
+    image_size: tuple[int, int] | None = None  # the picture's real upright size in pixels
+    said_as: SaidAs | None = None  # the caption said as: fact | probably | withheld | none (no caption)
     review: bool = False  # a person should check or write the alt text
     reason: str | None = None  # why, in one line (for the JSON, the report and the GUI; never the alt text)
-    text_status: str = "skipped"  # text reading: read | none (nothing found) | skipped | unavailable
+    text_status: TextStatus = TextStatus.SKIPPED
+    facts: PictureFacts | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -72,10 +79,22 @@ class Described:
 
     @property
     def certain(self) -> bool:
-        if self.said_as is not None:
-            return self.said_as == "fact"
-        return bool(self.in_domain is not False and self.caption is not None
-                    and self.caption.confidence >= LOW_CONFIDENCE)
+        """The caption is said as fact, by the rule and the options (threshold included) that described it."""
+        return self.said_as == SaidAs.FACT
+
+    @property
+    def extended(self) -> str:
+        """The longer description for IPTC ExtDescrAccessibility (see ``capdesk.extdescr``)."""
+        if not self.ok:
+            return ""
+        return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
+                                    self.text, self.facts)
+
+    def alt_text(self) -> AltText:
+        """What CapDesk writes to the picture's sidecars for this description."""
+        # The confidence belongs to the caption: when the caption is not in the alt text, neither is it.
+        said = self.said_as in (None, SaidAs.FACT, SaidAs.PROBABLY)
+        return AltText(self.description, "machine", self.model, self.confidence if said else None, self.extended)
 
     def to_json(self) -> dict:
         c = self.caption
@@ -120,15 +139,15 @@ def text_worth_saying(text: str | None) -> str | None:
 
 
 class Describer:
-    """Engines for the installed models, sharing one encoder pass, with routing and the gate."""
+    """Engines for the installed models, sharing one encoder pass, with routing and the gate.
+
+    ``beam``: the width the user chose; None (not chosen) lets each model use its tuned width."""
 
     def __init__(self, model: str | None = None, provider: str | None = None, beam: int | None = None,
                  options: DescribeOptions | None = None, threads: int = 0) -> None:
         self.options = options or DescribeOptions()
         self.fixed = model is not None
-        primary = Engine(model, provider=provider, beam=beam or 3, threads=threads)
-        if beam is None:
-            primary.beam = int(primary.bundle.manifest.get("decoding", {}).get("beam", 3))
+        primary = Engine(model, provider=provider, beam=beam, threads=threads)
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
         self.problems: list[str] = []
@@ -141,12 +160,10 @@ class Describer:
             if "domain_gate" not in b.manifest:
                 continue
             try:
-                e = Engine(b, provider=provider, beam=beam or 3, threads=threads)
+                e = Engine(b, provider=provider, beam=beam, threads=threads)
             except BundleError as exc:
                 self.problems.append(str(exc))
                 continue
-            if beam is None:
-                e.beam = int(b.manifest.get("decoding", {}).get("beam", 3))
             self.engines[e.name] = e
 
     @property
@@ -157,24 +174,11 @@ class Describer:
     def provider(self) -> str:
         return self.primary.provider
 
-    def _route(self, feats: np.ndarray) -> list[tuple[str, float | None, bool | None]]:
-        """(model name, its domain ratio, in domain?) for each image."""
+    def route(self, feats: np.ndarray) -> list[Route]:
+        """The model for each image's encoder features, and whether the image is in its domain."""
         pooled = feats.mean(1)
         ratios = {n: e.domain.ratio(pooled) for n, e in self.engines.items() if e.domain is not None}
-        out = []
-        for i in range(len(feats)):
-            if self.fixed or not ratios:
-                name = self.primary.name
-            else:
-                name = min(ratios, key=lambda n: ratios[n][i])
-            if name not in ratios:
-                out.append((name, None, None))
-                continue
-            r = float(ratios[name][i])
-            # In domain: inside this model's own gate, and no other model claims the image more.
-            best_other = min((float(v[i]) for n, v in ratios.items() if n != name), default=np.inf)
-            out.append((name, round(r, 4), bool(r < 1.0 and r <= best_other)))
-        return out
+        return route(ratios, len(feats), self.primary.name, self.fixed)
 
     def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
                         beam: int | None = None) -> list[Described]:
@@ -182,10 +186,10 @@ class Describer:
         batch = np.stack([self.primary.preprocess.to_array(im) for im in images])
         with self.primary._lock:
             feats, logits = self.primary.encode(batch)
-        routes = self._route(feats)
+        routes = self.route(feats)
         results: list[Described | None] = [None] * len(images)
-        for name in {r[0] for r in routes}:
-            idx = [i for i, r in enumerate(routes) if r[0] == name]
+        for name in {r.model for r in routes}:
+            idx = [i for i, r in enumerate(routes) if r.model == name]
             eng = self.engines[name]
             with eng._lock:
                 caps = eng.decode(feats[idx], beam, None if logits is None else logits[idx])
@@ -193,27 +197,30 @@ class Describer:
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i])
         return results  # type: ignore[return-value]
 
-    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, route) -> Described:
-        _, score, in_dom = route
+    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route) -> Described:
+        in_dom = where.in_domain
         t = eng.bundle.manifest.get("tags", {})
-        tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", 0.35), t.get("max_tags", 3))
+        tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
+                                 t.get("max_tags", MAX_TAGS))
         o = self.options
-        text, status = None, "skipped"
+        text, status = None, TextStatus.SKIPPED
         if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
             if ocr.available():
                 text = text_worth_saying(ocr.read_text(img))
-                status = "read" if text else "none"
+                status = TextStatus.READ if text else TextStatus.NONE
             else:
-                status = "unavailable"
-        d = Described(path, cap, eng.name, in_dom, score, tag_list, text, image_size=img.size, text_status=status)
+                status = TextStatus.UNAVAILABLE
+        size = original_size(img)
+        d = Described(path, cap, eng.name, in_dom, where.ratio, tag_list, text, image_size=size, text_status=status,
+                      facts=picture_facts(img, size))
         domain = eng.bundle.manifest.get("domain", "")
         animals = animal_names(eng.labels)
         w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals)
-        if not w.text and w.said_as in ("withheld", "none"):
+        if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
             w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals)
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
-        if status == "unavailable" and d.review:
+        if status is TextStatus.UNAVAILABLE and d.review:
             d.reason = f"{d.reason}; {OCR_MISSING}"
         return d
 

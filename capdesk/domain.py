@@ -16,6 +16,7 @@ import io
 import math
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,6 +99,36 @@ class DomainModel:
 
     def ratio(self, pooled: np.ndarray) -> np.ndarray:
         return self.score(pooled) / self.threshold
+
+
+@dataclass(frozen=True)
+class Route:
+    """Which model describes one picture, and whether the picture lies in that model's domain."""
+
+    model: str
+    ratio: float | None  # the model's distance ratio for the picture (< 1: inside its gate); None: no gate
+    in_domain: bool | None  # None: the model carries no domain summary, so nobody can say
+
+
+def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = False) -> list[Route]:
+    """The one place that decides, for each of ``n`` pictures, which model describes it and whether
+    it is in domain. ``ratios``: each gated model's ratios for the pictures; ``primary``: the model
+    to use when ``fixed`` (the user named it) or when no model has a gate.
+
+    A picture is in a model's domain when it lies inside that model's own gate and no other
+    model claims it more (a lower ratio): routed automatically, the model that fits best is used;
+    with a named model that another fits better, the picture is out of the named model's domain.
+    """
+    out = []
+    for i in range(n):
+        name = primary if fixed or not ratios else min(ratios, key=lambda m: ratios[m][i])
+        if name not in ratios:
+            out.append(Route(name, None, None))
+            continue
+        r = float(ratios[name][i])
+        best_other = min((float(v[i]) for m, v in ratios.items() if m != name), default=math.inf)
+        out.append(Route(name, round(r, 4), bool(r < 1.0 and r <= best_other)))
+    return out
 
 
 def normalise(pooled: np.ndarray) -> np.ndarray:

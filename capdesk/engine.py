@@ -1,8 +1,10 @@
 """The captioning engine: a model bundle run through ONNX Runtime, decoded by beam search.
 
-Nothing here imports torch. One ``Engine`` holds the three sessions of a bundle; it
-captions image files (loaded safely, in a background thread while the encoder works),
-Pillow images, or precomputed encoder features (used by evaluation).
+Nothing here imports torch. One ``Engine`` holds the three sessions of a bundle and turns
+pixels (or precomputed encoder features, for evaluation) into a ``Caption``. Whether a
+picture lies in the model's domain, and what is said about it, is decided by
+``capdesk.describe.Describer``: the one path from a file to a description for the CLI, batch,
+watch, clipboard and GUI.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -22,6 +25,7 @@ from capdesk import providers as prov
 from capdesk.beam import beam_search
 from capdesk.bundle import Bundle, BundleError, resolve
 from capdesk.imageio import ImageError, Preprocess, load_image
+from capdesk.limits import DEFAULT_BEAM
 
 
 @dataclass
@@ -34,31 +38,21 @@ class Caption:
     grid: tuple[int, int]  # attention grid rows, cols
     finished: bool = True
     class_logits: np.ndarray | None = field(default=None, repr=False)
-    domain_score: float | None = None  # distance from the training images / threshold: < 1 in domain
-
-    @property
-    def in_domain(self) -> bool | None:
-        return None if self.domain_score is None else self.domain_score < 1.0
 
     def attention_map(self, word_index: int) -> np.ndarray:
         """The attention of one word as a [rows, cols] grid that sums to 1."""
         return self.attention[word_index].reshape(self.grid)
 
 
-@dataclass
-class Result:
-    path: str
-    caption: Caption | None = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+def tuned_beam(manifest: dict) -> int:
+    """The beam width the model was tuned with (manifest ``decoding.beam``), else the default."""
+    return int(manifest.get("decoding", {}).get("beam", DEFAULT_BEAM))
 
 
 class Engine:
     def __init__(self, bundle: Bundle | str | None = None, provider: str | None = None,
-                 beam: int = 3, threads: int = 0) -> None:
+                 beam: int | None = None, threads: int = 0) -> None:
+        """``beam``: the width the user chose; None (not chosen) uses the model's tuned width."""
         import onnxruntime as ort
 
         self.bundle = bundle if isinstance(bundle, Bundle) else resolve(bundle)
@@ -71,7 +65,7 @@ class Engine:
         self.max_len = int(m.get("max_caption_length", 24))
         self.length_alpha = float(dec.get("length_alpha", 1.0))
         self.block_ngram = int(dec.get("block_ngram", 0))
-        self.beam = int(beam)
+        self.beam = tuned_beam(m) if beam is None else int(beam)
         g = int(m["encoder"]["grid"])
         side = math.isqrt(g)
         self.grid = (side, g // side) if side * side == g else (1, g)
@@ -126,7 +120,6 @@ class Engine:
         hyps = beam_search((h0, c0), step, len(feats), beam or self.beam, self.max_len,
                            self.start, self.end, self.length_alpha, self.block_ngram,
                            banned=(self.pad, self.start, self.unk))
-        ratios = self.domain.ratio(feats.mean(1)) if self.domain is not None else None
         out = []
         for i, hy in enumerate(hyps):
             words = [self.vocab[w] for w in hy.ids]
@@ -134,8 +127,7 @@ class Engine:
             conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
             att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
             out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
-                               hy.finished, None if class_logits is None else class_logits[i],
-                               None if ratios is None else round(float(ratios[i]), 4)))
+                               hy.finished, None if class_logits is None else class_logits[i]))
         return out
 
     def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:
@@ -149,26 +141,9 @@ class Engine:
     def caption_file(self, path: str | os.PathLike[str], beam: int | None = None) -> Caption:
         return self.caption_image(load_image(path), beam)
 
-    def caption_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
-                      batch_size: int = 8) -> Iterator[Result]:
-        """Caption many files in order, one ``Result`` each; a bad file never stops the rest."""
-        for chunk in load_in_batches(paths, lambda p: self.preprocess.load(p)[1], batch_size):
-            yield from self._run_chunk(chunk, beam)
 
-    def _run_chunk(self, chunk, beam) -> list[Result]:
-        good = [(i, a) for i, (_, a, e) in enumerate(chunk) if e is None]
-        caps: dict[int, Caption] = {}
-        if good:
-            try:
-                for (i, _), cap in zip(good, self.caption_arrays(np.stack([a for _, a in good]), beam)):
-                    caps[i] = cap
-            except Exception as exc:
-                return [Result(p, None, e or f"model failed ({str(exc).splitlines()[0]})") for p, _, e in chunk]
-        return [Result(p, caps.get(i), e) for i, (p, _, e) in enumerate(chunk)]
-
-
-def load_in_batches(paths: Iterable[str | os.PathLike[str]], load, batch_size: int
-                    ) -> Iterator[list[tuple[str, object, str | None]]]:
+def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Any, batch_size: int
+                    ) -> Iterator[list[tuple[str, Any, str | None]]]:
     """Chunks of (path, load(path), None) or (path, None, reason), decoded ahead in two threads
     while the caller runs the model; a file that cannot be read never stops the others."""
     paths = [str(p) for p in paths]
@@ -182,7 +157,7 @@ def load_in_batches(paths: Iterable[str | os.PathLike[str]], load, batch_size: i
             return None, f"cannot read image ({type(exc).__name__}: {exc})"
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        chunk: list[tuple[str, object, str | None]] = []
+        chunk: list[tuple[str, Any, str | None]] = []
         for p, (item, err) in zip(paths, pool.map(safe, paths)):
             chunk.append((p, item, err))
             if len(chunk) >= batch_size:

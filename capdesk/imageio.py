@@ -71,7 +71,8 @@ def load_image(
 
     EXIF orientation is applied, the first frame of an animation is used, and
     images larger than ``max_pixels`` are refused before their pixels are decoded.
-    ``draft_size`` lets JPEG decode at a reduced scale when only a small image is needed.
+    ``draft_size`` lets JPEG decode at a reduced scale when only a small image is needed; the
+    picture's real upright size is then in ``info["original_size"]`` (see ``original_size``).
     """
     p = Path(path)
     try:
@@ -99,11 +100,14 @@ def load_image(
                 )
             if getattr(img, "is_animated", False):
                 img = next(iter(ImageSequence.Iterator(img))).copy()
+            # EXIF orientations 5-8 turn the picture a quarter: its upright width is the stored height.
+            upright = (h, w) if img.getexif().get(0x0112) in (5, 6, 7, 8) else (w, h)
             if draft_size is not None and img.format == "JPEG":
                 img.draft("RGB", draft_size)
             img.load()
-            img = ImageOps.exif_transpose(img)
-            return _to_rgb(img)
+            img = _to_rgb(ImageOps.exif_transpose(img))
+            img.info["original_size"] = upright
+            return img
     except ImageError:
         raise
     except PermissionError:
@@ -142,11 +146,12 @@ class Preprocess:
         a = (a - np.asarray(self.mean, np.float32)) / np.asarray(self.std, np.float32)
         return np.ascontiguousarray(a.transpose(2, 0, 1))
 
-    def batch(self, images: list[Image.Image]) -> np.ndarray:
-        return np.stack([self.to_array(im) for im in images]) if images else np.zeros(
-            (0, 3, self.size, self.size), np.float32
-        )
-
     def load(self, path: str | os.PathLike[str]) -> tuple[Image.Image, np.ndarray]:
         img = load_image(path, draft_size=(self.size * 2, self.size * 2))
         return img, self.to_array(img)
+
+
+def original_size(img: Image.Image) -> tuple[int, int]:
+    """The upright size of the picture ``img`` was loaded from (it may have been decoded smaller)."""
+    size = img.info.get("original_size")
+    return (int(size[0]), int(size[1])) if size else img.size

@@ -9,9 +9,13 @@ where wider beams stop helping.
 from __future__ import annotations
 
 BEAM_MIN, BEAM_MAX = 1, 20
+# The beam a model's manifest asks for (decoding.beam) is used unless the user chose one (--beam,
+# or a beam in Settings); this is the width for a model whose manifest names none.
 DEFAULT_BEAM = 3
-DEFAULT_CONFIDENCE_THRESHOLD = 0.35  # under it, alt text is flagged for review / said as "Probably ..."
+DEFAULT_CONFIDENCE_THRESHOLD = 0.35  # under it, a caption is said as "Probably ..." and flagged for review
 CONFIDENCE_MIN, CONFIDENCE_MAX = 0.0, 1.0
+DEFAULT_TAG_THRESHOLD = 0.35  # an object tag's probability from which it is said (when the manifest names none)
+MAX_TAGS = 3
 
 SIDECAR_FORMATS = ("txt", "xmp")
 SIDECAR_NAMINGS = ("ext", "stem")

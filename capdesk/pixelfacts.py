@@ -1,13 +1,16 @@
-"""Plain facts read from the pixels alone, for pictures no model can describe.
+"""Plain facts read from the pixels alone: for pictures no model can describe, and for the
+extended description of every picture.
 
 Only facts that pixels settle beyond doubt: a picture that is one colour ("A blank white
-image.") or nearly so ("A mostly blank white image."). Guesses about the medium ("a photo",
-"a screenshot") are not said: on their own they are placeholder text, not an alternative.
+image.") or nearly so ("A mostly blank white image."), its size and orientation, and its main
+colours by name. Guesses about the medium ("a photo", "a screenshot") are not said: on their
+own they are placeholder text, not an alternative.
 """
 
 from __future__ import annotations
 
 import colorsys
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
@@ -17,6 +20,8 @@ STRIP_PIXELS = 1 << 20  # pixels compared at a time, so an 80-megapixel picture 
 TOLERANCE = 20  # per channel, of 255: JPEG noise and gentle gradients stay "the same colour"
 BLANK = 1 - 1e-5  # share of pixels in the main colour for "blank": one short word is more than this
 MOSTLY_BLANK = 0.985  # ... for "mostly blank"; a page of text stays under it (measured: 0.90)
+MAIN_COLOUR_SHARE = 0.10  # a colour named among the main ones covers at least this share of the picture
+MAIN_COLOURS_MAX = 3
 
 
 def colour_name(rgb: np.ndarray | tuple[float, float, float]) -> str:
@@ -76,3 +81,50 @@ def plain_fact(img: Image.Image) -> str:
     if share >= MOSTLY_BLANK:
         return f"A mostly blank {colour_name(main)} image."
     return ""
+
+
+@dataclass(frozen=True)
+class PictureFacts:
+    width: int  # pixels, upright (after the EXIF orientation)
+    height: int
+    colours: tuple[str, ...]  # the main colours by name, the most widespread first
+
+    @property
+    def orientation(self) -> str:
+        if self.width == self.height:
+            return "square"
+        return "landscape" if self.width > self.height else "portrait"
+
+    def sentence(self) -> str:
+        """'A landscape picture, 451 by 300 pixels; main colours: brown, grey and white.'"""
+        out = f"A {self.orientation} picture, {self.width} by {self.height} pixels"
+        if self.colours:
+            names = list(self.colours)
+            said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            out += f"; main colour{'s' if len(names) > 1 else ''}: {said}"
+        return out + "."
+
+
+def main_colours(img: Image.Image) -> tuple[str, ...]:
+    """The colour names that cover at least ``MAIN_COLOUR_SHARE`` of the picture, most first."""
+    small = img.convert("RGB")
+    small.thumbnail((SIDE // 2, SIDE // 2), Image.Resampling.BOX)
+    px = np.asarray(small, np.int32).reshape(-1, 3)
+    if not len(px):
+        return ()
+    # One name per occupied 16-level bin (a few hundred at most), not per pixel.
+    keys = (px[:, 0] // 16) * 256 + (px[:, 1] // 16) * 16 + px[:, 2] // 16
+    counts = np.bincount(keys, minlength=4096)
+    share: dict[str, float] = {}
+    for key in np.flatnonzero(counts):
+        centre = ((key // 256) * 16 + 8, (key // 16 % 16) * 16 + 8, (key % 16) * 16 + 8)
+        name = colour_name(centre)
+        share[name] = share.get(name, 0.0) + counts[key] / len(px)
+    ranked = sorted(share.items(), key=lambda kv: -kv[1])
+    return tuple(n for n, f in ranked[:MAIN_COLOURS_MAX] if f >= MAIN_COLOUR_SHARE)
+
+
+def picture_facts(img: Image.Image, size: tuple[int, int] | None = None) -> PictureFacts:
+    """Facts about ``img``; ``size``: the picture's real size when ``img`` was decoded smaller."""
+    w, h = size or img.size
+    return PictureFacts(int(w), int(h), main_colours(img))

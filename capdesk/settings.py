@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from capdesk import limits
-from capdesk.sidecars import atomic_write
+from capdesk.sidecars import SidecarOptions, atomic_write
 
 
 @dataclass
 class Settings:
     model: str = ""  # "" = automatic: route each picture to the model it fits
     provider: str = "auto"
-    beam: int = limits.DEFAULT_BEAM
+    beam: int | None = None  # None: each model's own tuned beam (its manifest's decoding.beam)
     sidecar_formats: list[str] = field(default_factory=lambda: ["txt", "xmp"])
     txt_name: str = "stem"
     xmp_name: str = "ext"
@@ -38,6 +38,7 @@ class Settings:
     volume: float = 1.0
     watch_folders: list[str] = field(default_factory=list)
     watch_write_sidecars: bool = True
+    ext_descr: bool = False  # also write the longer description to XMP sidecars (IPTC ExtDescrAccessibility)
     clipboard: bool = False
     confidence_threshold: float = limits.DEFAULT_CONFIDENCE_THRESHOLD
     tags: str = "auto"
@@ -70,6 +71,12 @@ class Settings:
             return cls(**kw), None
         return cls(**kw), f"{p}: {'; '.join(bad)}; {'that value was' if len(bad) == 1 else 'those values were'} " \
                           "replaced by the default"
+
+    def sidecar_options(self, **overrides: Any) -> SidecarOptions:
+        """The sidecar writer's options these settings give (``overrides``: a dialog's own choices)."""
+        kw: dict[str, Any] = dict(formats=tuple(self.sidecar_formats) or ("txt",), txt_name=self.txt_name,
+                                  xmp_name=self.xmp_name, lang=self.lang, ext_descr=self.ext_descr)
+        return SidecarOptions(**{**kw, **overrides})
 
     def save(self, path: Path | None = None) -> None:
         p = path or self.path()
@@ -137,6 +144,11 @@ def _float_range(lo: float, hi: float) -> Callable[[Any], float]:
     return check
 
 
+def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``check``, or None (null in the file: "not chosen", e.g. the model's own beam)."""
+    return lambda v: None if v is None else check(v)
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise ValueError("has the wrong type (true or false expected)")
@@ -175,7 +187,7 @@ def _folders(v: Any) -> list[str]:
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "model": _text(4096),
     "provider": _provider,
-    "beam": _int_range(limits.BEAM_MIN, limits.BEAM_MAX),
+    "beam": _optional(_int_range(limits.BEAM_MIN, limits.BEAM_MAX)),
     "sidecar_formats": _formats,
     "txt_name": _choice(limits.SIDECAR_NAMINGS),
     "xmp_name": _choice(limits.SIDECAR_NAMINGS),
@@ -186,6 +198,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "volume": _float_range(limits.VOLUME_MIN, limits.VOLUME_MAX),
     "watch_folders": _folders,
     "watch_write_sidecars": _flag,
+    "ext_descr": _flag,
     "clipboard": _flag,
     "confidence_threshold": _float_range(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX),
     "tags": _choice(limits.TAGS_MODES),

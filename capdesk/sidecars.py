@@ -26,17 +26,19 @@ import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from capdesk.alttext import AltText
 from capdesk.imageio import IMAGE_SUFFIXES
 from capdesk.ledger import Ledger, LedgerError
+from capdesk.limits import SIDECAR_FORMATS, SIDECAR_NAMINGS
 from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
-from capdesk.xmp import NS, read_alt_text, render_xmp  # noqa: F401  (part of this module's API)
+from capdesk.status import Ownership, SidecarState, WriteStatus
+from capdesk.xmp import NS, read_alt_text, read_ext_descr, render_xmp  # noqa: F401  (part of this module's API)
 
-SIDECAR_SUFFIXES = (".txt", ".xmp")
 __all__ = ["AltText", "SidecarError", "SidecarOptions", "SidecarWriter", "WriteOutcome", "atomic_write",
-           "embed_in_image", "image_signature", "is_sidecar", "read_alt_text", "render_xmp", "sidecar_path"]
+           "embed_in_image", "image_signature", "read_alt_text", "read_ext_descr", "render_xmp", "sidecar_path"]
 
 
 class SidecarError(Exception):
@@ -54,31 +56,22 @@ class SidecarOptions:
     overwrite: bool = False
 
     def __post_init__(self) -> None:
-        bad = [f for f in self.formats if f not in ("txt", "xmp")]
+        bad = [f for f in self.formats if f not in SIDECAR_FORMATS]
         if bad:
-            raise ValueError(f"unknown sidecar format {bad[0]!r} (choose txt, xmp)")
+            raise ValueError(f"unknown sidecar format {bad[0]!r} (choose {', '.join(SIDECAR_FORMATS)})")
         for name in (self.txt_name, self.xmp_name):
-            if name not in ("ext", "stem"):
-                raise ValueError(f"unknown sidecar naming {name!r} (choose ext, stem)")
+            if name not in SIDECAR_NAMINGS:
+                raise ValueError(f"unknown sidecar naming {name!r} (choose {', '.join(SIDECAR_NAMINGS)})")
 
-
-@dataclass
-class AltText:
-    text: str  # what goes into alt text
-    source: str = "machine"  # "machine" or "human"
-    model: str = ""
-    confidence: float | None = None
-    extended: str = ""  # longer description, optional
-    extra: dict = field(default_factory=dict)
+    @classmethod
+    def parse(cls, formats: str, **kw) -> SidecarOptions:
+        """From a comma-separated list of formats ("txt,xmp"), as the command line gives it."""
+        return cls(tuple(f.strip().lower() for f in formats.split(",") if f.strip()), **kw)
 
 
 def sidecar_path(image: Path, fmt: str, naming: str) -> Path:
     image = Path(image)
     return image.with_name(image.name + "." + fmt) if naming == "ext" else image.with_suffix("." + fmt)
-
-
-def is_sidecar(path: Path) -> bool:
-    return Path(path).suffix.lower() in SIDECAR_SUFFIXES
 
 
 def sha256_text(data: bytes) -> str:
@@ -112,7 +105,7 @@ def stem_siblings(image: Path) -> list[Path]:
 @dataclass
 class WriteOutcome:
     path: Path
-    action: str  # "written", "unchanged", "kept" (not ours / edited), "failed"
+    action: WriteStatus
     reason: str = ""
     note: str = ""  # something done differently from what was asked, said to the user
 
@@ -134,29 +127,28 @@ class SidecarWriter:
     def paths(self, image: Path) -> dict[str, Path]:
         return {f: sidecar_path(image, f, self._naming(image, f)[0]) for f in self.opts.formats}
 
-    def ownership(self, sidecar: Path) -> str:
-        """'absent', 'ours' (written by CapDesk, unchanged since), 'foreign' (a person's or another
-        tool's), or 'blocked' (a folder or other non-file is where the sidecar goes)."""
+    def ownership(self, sidecar: Path) -> Ownership:
+        """Whose words ``sidecar`` holds (see ``Ownership``)."""
         try:
             return self._ownership_of(sidecar, snapshot(sidecar))
         except (OSError, LedgerError):
-            return "foreign"  # unknown is treated as a person's: never overwritten
+            return Ownership.FOREIGN  # unknown is treated as a person's: never overwritten
 
-    def _ownership_of(self, sidecar: Path, snap: str | None) -> str:
+    def _ownership_of(self, sidecar: Path, snap: str | None) -> Ownership:
         if snap is None:
-            return "absent"
+            return Ownership.ABSENT
         if snap.startswith("not-a-file"):
-            return "blocked"
+            return Ownership.BLOCKED
         rec = self.ledger.get(sidecar)
         if rec is not None and rec["sha256"] == snap:
-            return "ours"
+            return Ownership.OURS
         intent = self.ledger.intent(sidecar)
         if intent is not None and intent["sha256"] == snap:
             # CapDesk renamed this file into place and stopped before recording it: it is ours.
             with contextlib.suppress(LedgerError):  # (if the ledger cannot take it now, the intent stays)
                 self.ledger.confirm(sidecar)
-            return "ours"
-        return "foreign"
+            return Ownership.OURS
+        return Ownership.FOREIGN
 
     def is_current(self, image: Path) -> bool:
         """Every chosen sidecar exists and was made for the image as it is now (or a person owns it)."""
@@ -164,9 +156,9 @@ class SidecarWriter:
         try:
             for p in self.paths(image).values():
                 own = self._ownership_of(p, snapshot(p))
-                if own in ("absent", "blocked"):
+                if own in (Ownership.ABSENT, Ownership.BLOCKED):
                     return False  # a blocked path is written (and fails) so that it is reported
-                if own == "ours" and self.ledger.get(p)["image"] != sig:
+                if own is Ownership.OURS and self.ledger.get(p)["image"] != sig:
                     return False
         except (OSError, LedgerError):
             return False  # the write will say what is wrong
@@ -186,7 +178,7 @@ class SidecarWriter:
                     res.note = self._clash_note(image, fmt, clash)
                 out.append(res)
             except (OSError, ValueError, ET.ParseError, LedgerError) as exc:
-                out.append(WriteOutcome(p, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]))
+                out.append(WriteOutcome(p, WriteStatus.FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0]))
         return out
 
     def _clash_note(self, image: Path, fmt: str, clash: list[Path]) -> str:
@@ -197,7 +189,7 @@ class SidecarWriter:
             # CapDesk's own, unedited stem sidecar for this image would now describe the wrong picture.
             rec = self.ledger.get(stem_name)
             if (rec is not None and rec["image_path"] == str(image.absolute())
-                    and self.ownership(stem_name) == "ours"):
+                    and self.ownership(stem_name) is Ownership.OURS):
                 os.unlink(stem_name)
                 self.ledger.forget(stem_name)
                 note += f" (CapDesk's earlier {stem_name.name} for it was removed)"
@@ -207,28 +199,29 @@ class SidecarWriter:
         with folder_lock(p.parent):
             before = snapshot(p)
             own = self._ownership_of(p, before)
-            if own == "blocked":
-                return WriteOutcome(p, "failed", "a folder (or other non-file) is where the sidecar goes; "
+            if own is Ownership.BLOCKED:
+                return WriteOutcome(p, WriteStatus.FAILED, "a folder (or other non-file) is where the sidecar goes; "
                                                  "move it away (--overwrite never replaces it)")
             if fmt == "txt":
-                if own == "foreign" and not overwrite:
-                    return WriteOutcome(p, "kept", "exists and was not written by CapDesk (or was edited); "
+                if own is Ownership.FOREIGN and not overwrite:
+                    return WriteOutcome(p, WriteStatus.KEPT, "exists and was not written by CapDesk (or was edited); "
                                                   "use --overwrite to replace it")
                 data = (alt.text.replace("\n", " ").strip() + "\n").encode("utf-8")
             else:
-                existing = p.read_text(encoding="utf-8") if own != "absent" else None
+                existing = p.read_text(encoding="utf-8") if own is not Ownership.ABSENT else None
                 current = read_alt_text(p) if existing is not None else None
                 rec = self.ledger.get(p)
                 # Other tools may add properties to the file; what matters is whose alt text it holds.
                 theirs = current is not None and current.strip() and (rec is None or rec["alt_text"] != current)
                 if theirs and not overwrite:
-                    return WriteOutcome(p, "kept", "holds alt text not written by CapDesk (or edited); "
+                    return WriteOutcome(p, WriteStatus.KEPT, "holds alt text not written by CapDesk (or edited); "
                                                   "use --overwrite to replace it")
-                data = render_xmp(existing, alt, self.opts).encode("utf-8")
+                o = self.opts
+                data = render_xmp(existing, alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc).encode()
             digest = sha256_text(data)
             if before == digest:
                 self.ledger.put(p, digest, sig, image, alt)
-                return WriteOutcome(p, "unchanged")
+                return WriteOutcome(p, WriteStatus.UNCHANGED)
             tmp = write_temp(p, data, like=p if before is not None else None)
             try:
                 self.ledger.intend(p, digest, sig, image, alt)  # before the rename: a crash after it is recoverable
@@ -239,25 +232,27 @@ class SidecarWriter:
             if not swap_in(tmp, p, before):
                 with contextlib.suppress(LedgerError):
                     self.ledger.abandon(p)
-                return WriteOutcome(p, "kept", "was changed while CapDesk was writing it; that version is kept")
+                return WriteOutcome(p, WriteStatus.KEPT,
+                                    "was changed while CapDesk was writing it; that version is kept")
             with contextlib.suppress(LedgerError):  # the intent stays and is confirmed on the next run
                 self.ledger.confirm(p)
-            return WriteOutcome(p, "written")
+            return WriteOutcome(p, WriteStatus.WRITTEN)
 
-    def status(self, image: Path) -> str:
-        """'none', 'generated', 'edited' (a person's text) for the GUI and reports."""
+    def status(self, image: Path) -> SidecarState:
+        """Whether the picture's sidecars hold nothing, CapDesk's words or a person's."""
         try:
             paths = list(self.paths(image).values())
             states = [self.ownership(p) for p in paths]
-            if all(s == "absent" for s in states):
-                return "none"
+            if all(s is Ownership.ABSENT for s in states):
+                return SidecarState.NONE
             for p, s in zip(paths, states):
-                rec = self.ledger.get(p) if s == "ours" else None
+                rec = self.ledger.get(p) if s is Ownership.OURS else None
                 if rec is not None and rec.get("source") == "human":
-                    return "edited"
+                    return SidecarState.EDITED
         except LedgerError:
-            return "none"
-        return "edited" if any(s in ("foreign", "blocked") for s in states) else "generated"
+            return SidecarState.NONE
+        foreign = any(s in (Ownership.FOREIGN, Ownership.BLOCKED) for s in states)
+        return SidecarState.EDITED if foreign else SidecarState.GENERATED
 
 
 def image_signature(image: Path) -> str:

@@ -21,6 +21,7 @@ from watchdog.observers import Observer
 
 from capdesk.imageio import ImageError, is_image_path, load_image
 from capdesk.sidecars import SidecarWriter
+from capdesk.status import Ownership
 
 log = logging.getLogger("capdesk.watch")
 
@@ -63,7 +64,6 @@ class FolderWatcher:
         self._stop = threading.Event()
         self._observer = Observer()
         self._worker = threading.Thread(target=self._loop, name="capdesk-watch", daemon=True)
-        self.errors: list[str] = []
 
     # -- watchdog side ---------------------------------------------------------------------
     def _handler(self) -> FileSystemEventHandler:
@@ -117,7 +117,7 @@ class FolderWatcher:
         """Rename CapDesk's own, unedited sidecars along with their image."""
         w = self.writer
         for old, new in zip(w.paths(src).values(), w.paths(dest).values()):
-            if w.ownership(old) == "ours" and not new.exists():
+            if w.ownership(old) is Ownership.OURS and not new.exists():
                 try:
                     old.rename(new)
                     w.ledger.move(old, new)
@@ -132,9 +132,7 @@ class FolderWatcher:
                 try:
                     self.on_images(ready)
                 except Exception as exc:  # a failing handler must not stop the watching
-                    msg = f"captioning failed: {exc}"
-                    log.error(msg)
-                    self.errors.append(msg)
+                    log.error("captioning failed: %s", exc)
 
     def _collect(self) -> list[Path]:
         now = time.monotonic()

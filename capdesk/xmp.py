@@ -1,5 +1,6 @@
-"""XMP sidecars: the IPTC accessibility fields (``Iptc4xmpCore:AltTextAccessibility``), set in a
-new packet or in an existing one whose every other property is kept.
+"""XMP sidecars: the IPTC accessibility fields (``Iptc4xmpCore:AltTextAccessibility`` and, when
+asked, ``Iptc4xmpCore:ExtDescrAccessibility``), set in a new packet or in an existing one whose
+every other property is kept.
 
 Parsed with ElementTree, which never fetches external entities or DTDs.
 """
@@ -10,12 +11,9 @@ import contextlib
 import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from capdesk import __version__
-
-if TYPE_CHECKING:
-    from capdesk.sidecars import AltText, SidecarOptions
+from capdesk.alttext import AltText
 
 NS = {
     "x": "adobe:ns:meta/",
@@ -128,17 +126,20 @@ def _set_simple(desc: ET.Element, prefix: str, local: str, value: str) -> None:
     desc.set(tag, value)
 
 
-def render_xmp(existing: str | None, alt: AltText, opts: SidecarOptions) -> str:
-    """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties."""
+def render_xmp(existing: str | None, alt: AltText, *, lang: str = "en", ext_descr: bool = False,
+               mirror_dc: bool = False) -> str:
+    """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties.
+
+    ``ext_descr``: also write ``alt.extended`` as the extended description (when there is one)."""
     source = existing if existing and existing.strip() else _EMPTY_XMP
     _register_namespaces(source)
     root = _parse_xmp(source)
     desc = _description(root)
-    _set_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility", alt.text, opts.lang)
-    if opts.ext_descr and alt.extended:
-        _set_lang_alt(desc, "Iptc4xmpCore", "ExtDescrAccessibility", alt.extended, opts.lang)
-    if opts.mirror_dc:
-        _set_lang_alt(desc, "dc", "description", alt.text, opts.lang)
+    _set_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility", alt.text, lang)
+    if ext_descr and alt.extended:
+        _set_lang_alt(desc, "Iptc4xmpCore", "ExtDescrAccessibility", alt.extended, lang)
+    if mirror_dc:
+        _set_lang_alt(desc, "dc", "description", alt.text, lang)
     # Where the alt text came from: the IPTC fields have no slot for it, so CapDesk's own namespace.
     _set_simple(desc, "capdesk", "AltTextSource", alt.source)
     if alt.model:
@@ -153,12 +154,22 @@ def render_xmp(existing: str | None, alt: AltText, opts: SidecarOptions) -> str:
 
 def read_alt_text(xmp_path: Path) -> str | None:
     """The ``x-default`` alt text of an XMP sidecar, or None."""
+    return read_iptc(xmp_path, "AltTextAccessibility")
+
+
+def read_ext_descr(xmp_path: Path) -> str | None:
+    """The ``x-default`` extended description of an XMP sidecar, or None."""
+    return read_iptc(xmp_path, "ExtDescrAccessibility")
+
+
+def read_iptc(xmp_path: Path, local: str) -> str | None:
+    """The ``x-default`` entry of the IPTC Core Lang Alt property ``local``, or None."""
     try:
         root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
     except (OSError, ValueError, ET.ParseError):
         return None
     for desc in root.iter(_q("rdf", "Description")):
-        v = _get_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility")
+        v = _get_lang_alt(desc, "Iptc4xmpCore", local)
         if v is not None:
             return v
     return None

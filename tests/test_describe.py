@@ -12,6 +12,7 @@ from PIL import Image, ImageDraw
 from capdesk import ocr, tags
 from capdesk.alttext import clean_caption
 from capdesk.describe import DescribeOptions, Describer, compose
+from capdesk.domain import Route, route
 
 needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs the 'ocr' extra (rapidocr-onnxruntime)")
 
@@ -64,14 +65,56 @@ def test_tags_threshold_and_plain_form():
 
 # -- the real models -----------------------------------------------------------------------
 def test_everyday_photos_go_to_everyday(describer):
-    for name in ("chelsea.png", "coffee.png", "astronaut.png"):
-        d = next(describer.describe_paths([SAMPLES / name]))
-        assert d.model == "everyday", (name, d.domain_score)
+    """Each sample photo is routed to the everyday model, and what is said about it names what is in it:
+    the people in the astronaut photo, the cat, the espresso."""
+    got = {d.path.rsplit("/", 1)[-1]: d for d in describer.describe_paths(
+        [SAMPLES / n for n in ("astronaut.png", "chelsea.png", "coffee.png")])}
+    assert {n: d.model for n, d in got.items()} == dict.fromkeys(got, "everyday")
+    people = {"man", "men", "woman", "women", "person", "people", "group", "girl", "boy"}
+    expected = {"astronaut.png": people, "chelsea.png": {"cat", "cats", "kitten"},
+                "coffee.png": {"espresso", "coffee", "cup", "mug"}}
+    for name, words in expected.items():
+        d = got[name]
+        said = set(d.description.lower().replace(".", " ").replace(",", " ").replace(":", " ").split())
+        assert said & words, (name, d.description, d.said_as)
+        # However it was said, the outcome matches the gate's decision: an in-domain caption is in the
+        # alt text; an out-of-domain one is withheld for review and never appears in it.
+        cap = clean_caption(d.caption.text)
         if d.in_domain:
-            assert d.caption.text.split()[1].lower() in d.description.lower()
-        else:  # unlike the training photos: the caption is withheld, the tags are said
-            assert d.caption.text not in d.description and "model" not in d.description
-            assert d.review and "unlike" in d.reason
+            assert d.said_as in ("fact", "probably") and cap[1:].rstrip(".").lower() in d.description.lower()
+        else:
+            assert d.said_as == "withheld" and d.review and "unlike" in d.reason
+            assert cap.rstrip(".").lower() not in d.description.lower()
+    assert got["astronaut.png"].in_domain and got["astronaut.png"].certain  # a plain photo of people
+
+
+def test_certain_and_review_follow_the_threshold_chosen():
+    """The GUI's threshold (DescribeOptions.low_confidence) decides both "Probably" and "needs review"."""
+    photo = SAMPLES / "astronaut.png"
+    strict = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.99))
+                  .describe_paths([photo]))
+    lax = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.0))
+               .describe_paths([photo]))
+    assert strict.caption.text == lax.caption.text and strict.in_domain and lax.in_domain
+    assert not strict.certain and strict.review and strict.said_as == "probably"
+    assert strict.description.startswith("Probably ")
+    assert lax.certain and not lax.review and lax.said_as == "fact"
+
+
+def test_route_decides_in_domain_in_one_place():
+    ratios = {"everyday": np.array([0.5, 1.2, 0.9, 0.8]), "aerial": np.array([3.0, 1.5, 0.7, 0.8])}
+    auto = route(ratios, 4, "everyday")
+    assert [(r.model, r.in_domain) for r in auto] == [
+        ("everyday", True),  # inside its gate, and the best fit
+        ("everyday", False),  # the best fit, but outside every gate
+        ("aerial", True),
+        ("everyday", True)]  # a tie goes to the first model, and a tie is no better claim
+    named = route(ratios, 4, "aerial", fixed=True)
+    # A named model describes every picture; one that another model fits better is out of its domain.
+    assert [r.model for r in named] == ["aerial"] * 4
+    assert [r.in_domain for r in named] == [False, False, True, True]
+    assert named[2].ratio == 0.7
+    assert route({}, 2, "custom") == [Route("custom", None, None)] * 2  # no gate: nobody can say
 
 
 @needs_shared_data("everyday")
@@ -123,8 +166,8 @@ def test_routing_rates_on_test_splits(describer):
         routes = []
         for i in range(0, len(files), 64):
             feats, _ = eng.encode(np.stack([eng.preprocess.load(f)[1] for f in files[i:i + 64]]))
-            routes.extend(describer._route(feats))
-        rate = sum(r[0] == want for r in routes) / len(routes)
+            routes.extend(describer.route(feats))
+        rate = sum(r.model == want for r in routes) / len(routes)
         assert rate >= 0.95, (data, rate)
 
 

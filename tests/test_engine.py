@@ -48,16 +48,24 @@ def test_wider_beam_never_scores_worse(engine):
     assert norm(b) >= norm(g) - 1e-4
 
 
-def test_batch_equals_one_by_one(engine):
+@pytest.fixture(scope="module")
+def describer(default_bundle):
+    from capdesk.describe import DescribeOptions, Describer
+
+    return Describer(str(default_bundle), provider="cpu", beam=3, options=DescribeOptions(ocr="never"))
+
+
+def test_batch_equals_one_by_one(engine, describer):
+    # Files go through the one pipeline (the describer) in batches; each caption is the engine's own.
     paths = [SAMPLES / n for n in ("chelsea.png", "coffee.png", "rocket.jpg", "astronaut.png", "page.png")]
-    batched = [r.caption.text for r in engine.caption_paths(paths, batch_size=4)]
+    batched = [d.caption.text for d in describer.describe_paths(paths, batch_size=4)]
     single = [engine.caption_file(p).text for p in paths]
     assert batched == single
 
 
-def test_bad_files_do_not_stop_the_batch(engine, mixed_folder):
+def test_bad_files_do_not_stop_the_batch(describer, mixed_folder):
     paths = [p for p, _ in expand_paths([mixed_folder])]
-    results = list(engine.caption_paths(paths, batch_size=3))
+    results = list(describer.describe_paths(paths, batch_size=3))
     by_name = {r.path.rsplit("/", 1)[-1]: r for r in results}
     assert by_name["chelsea.png"].ok and by_name["Café ☕ überraschung.png"].ok and by_name["rocket.jpg"].ok
     assert "empty file" in by_name["empty.jpg"].error

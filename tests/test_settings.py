@@ -107,6 +107,7 @@ HOSTILE = {
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_gui_starts_whatever_the_settings_file_holds(tmp_path, kind):
     """The real window, offscreen: built from the hostile file, it shows the problem and runs."""
+    pytest.importorskip("PySide6")  # the only test here that needs Qt; the rest run without it
     cfg = tmp_path / "settings.json"
     cfg.write_text(HOSTILE[kind])
     code = (
@@ -125,5 +126,42 @@ def test_gui_starts_whatever_the_settings_file_holds(tmp_path, kind):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
-    assert f"BEAM {limits.DEFAULT_BEAM} FORMATS txt,xmp TXT stem UP True" in r.stdout
+    assert "BEAM None FORMATS txt,xmp TXT stem UP True" in r.stdout  # beam 5000 -> the model's own
     assert "PROBLEM " + str(cfg) in r.stdout
+
+
+def test_beam_unset_means_the_models_own(tmp_path):
+    """No beam chosen (the default, or null in the file) is kept as None, which the describer reads as
+    "each model's tuned beam"; a chosen beam is kept as chosen."""
+    assert Settings().beam is None
+    _, (s, problem) = _load(tmp_path, '{"beam": null}')
+    assert s.beam is None and problem is None
+    _, (s, problem) = _load(tmp_path, json.dumps({"beam": limits.BEAM_MIN}))
+    assert s.beam == limits.BEAM_MIN and problem is None
+    p = tmp_path / "saved.json"
+    Settings(beam=None).save(p)
+    assert json.loads(p.read_text())["beam"] is None and Settings.load(p)[0].beam is None
+
+
+def test_sidecar_options_follow_the_settings():
+    s = Settings(sidecar_formats=["xmp"], txt_name="ext", xmp_name="stem", lang="de", ext_descr=True)
+    o = s.sidecar_options()
+    assert (o.formats, o.txt_name, o.xmp_name, o.lang, o.ext_descr, o.overwrite) == (
+        ("xmp",), "ext", "stem", "de", True, False)
+    assert s.sidecar_options(overwrite=True, formats=("txt",)).overwrite is True
+
+
+def test_settings_need_no_qt(tmp_path):
+    """Settings load, check and save with PySide6 made unimportable: the CLI and the session use them."""
+    cfg = tmp_path / "settings.json"
+    cfg.write_text('{"beam": 5000, "lang": "pt-BR"}')
+    code = ("import sys; sys.modules['PySide6'] = None\n"
+            "from capdesk.settings import Settings\n"
+            "s, problem = Settings.load()\n"
+            "s.save()\n"
+            "print(s.beam, s.lang, 'beam' in problem, sorted(m for m in sys.modules if m.startswith('PySide6')))\n")
+    env = dict(os.environ, CAPDESK_SETTINGS=str(cfg))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None", "pt-BR", "True", "['PySide6']"]  # only the blocked entry itself
+    assert json.loads(cfg.read_text())["lang"] == "pt-BR"

@@ -116,7 +116,7 @@ def test_other_tool_alt_text_is_kept_but_its_other_edits_do_not_block_us(image, 
     assert writer.write(image, AltText("ours, updated"))[1].action == "written"
     assert 'xmp:Rating="5"' in xmp.read_text()
     # a person replaces the alt text in another program: that must survive
-    xmp.write_text(render_xmp(xmp.read_text(), AltText("a person's description", source="human"), SidecarOptions()))
+    xmp.write_text(render_xmp(xmp.read_text(), AltText("a person's description", source="human")))
     assert writer.write(image, AltText("machine again"))[1].action == "kept"
     assert read_alt_text(xmp) == "a person's description"
 
