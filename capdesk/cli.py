@@ -11,9 +11,11 @@ import json
 import sys
 from collections.abc import Sequence
 
-from capdesk import __version__
+from capdesk import __version__, limits
+from capdesk.cli_common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
+from capdesk.training_hint import training_missing
 
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+__all__ = ["EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USAGE", "build_parser", "main", "training_missing"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,12 +29,22 @@ def _beam(value: str) -> int:
         n = int(value)
     except ValueError:
         n = 0
-    from capdesk.limits import BEAM_MAX, BEAM_MIN
-
-    if not BEAM_MIN <= n <= BEAM_MAX:
+    if not limits.BEAM_MIN <= n <= limits.BEAM_MAX:
         # argparse prefixes "argument --beam: "; a ValueError would read "invalid _beam value".
-        raise argparse.ArgumentTypeError(f"expected a whole number from {BEAM_MIN} to {BEAM_MAX}, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}, "
+                                         f"got {value!r}")
     return n
+
+
+def _confidence(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if not limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"expected a number from {limits.CONFIDENCE_MIN:g} to "
+                                         f"{limits.CONFIDENCE_MAX:g}, got {value!r}")
+    return x
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
     p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
     p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
-    p.add_argument("--threshold", type=float, default=None,
-                   help="confidence under which alt text is flagged for review (default 0.35)")
+    p.add_argument("--threshold", type=_confidence, default=None,
+                   help="confidence under which a caption is said as 'Probably ...' and flagged for review "
+                        f"(default {limits.DEFAULT_CONFIDENCE_THRESHOLD})")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     _describe_args(p)
 
@@ -109,9 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _describe_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what the description says")
-    g.add_argument("--tags", choices=("auto", "always", "never"), default="auto",
+    g.add_argument("--tags", choices=limits.TAGS_MODES, default="auto",
                    help="object tags in the description: auto = when the scene caption is withheld")
-    g.add_argument("--ocr", choices=("auto", "always", "never"), default="auto",
+    g.add_argument("--ocr", choices=limits.OCR_MODES, default="auto",
                    help="read text in the image (needs the 'ocr' extra): auto = when the picture looks like text")
     g.add_argument("--show-guess", action="store_true",
                    help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
@@ -119,80 +132,35 @@ def _describe_args(p: argparse.ArgumentParser) -> None:
 
 def _sidecar_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sidecar", default="txt,xmp", help="sidecar formats, comma-separated: txt, xmp")
-    p.add_argument("--xmp-name", choices=("ext", "stem"), default="ext",
+    p.add_argument("--xmp-name", choices=limits.SIDECAR_NAMINGS, default="ext",
                    help="ext: photo.jpg.xmp (default; cannot collide), stem: photo.xmp (Lightroom style)")
-    p.add_argument("--txt-name", choices=("ext", "stem"), default="stem",
+    p.add_argument("--txt-name", choices=limits.SIDECAR_NAMINGS, default="stem",
                    help="stem: photo.txt (default), ext: photo.jpg.txt")
     p.add_argument("--lang", default="en", help="language of the alt text (XMP xml:lang)")
-    p.add_argument("--ext-descr", action="store_true", help="also write Iptc4xmpCore:ExtDescrAccessibility")
+    p.add_argument("--ext-descr", action="store_true",
+                   help="also write a longer description to the XMP sidecar (IPTC ExtDescrAccessibility): what "
+                        "the model said, the object tags, the text read, the picture's size and main colours")
     p.add_argument("--mirror-dc", action="store_true", help="also write the alt text to dc:description")
     p.add_argument("--overwrite", action="store_true",
                    help="replace sidecars that CapDesk did not write or that were edited since")
 
 
-def _sidecar_options(ns: argparse.Namespace):
-    from capdesk.sidecars import SidecarOptions
-
-    formats = tuple(f.strip().lower() for f in ns.sidecar.split(",") if f.strip())
-    return SidecarOptions(formats, ns.txt_name, ns.xmp_name, ns.lang, ns.ext_descr, ns.mirror_dc, ns.overwrite)
-
-
-def _open_engine(ns: argparse.Namespace):
-    """The describer (engines + gate) the options ask for, or an error message for a usage error."""
-    from capdesk.bundle import BundleError
-    from capdesk.describe import DescribeOptions, Describer
-    from capdesk.providers import ProviderError
-
-    opts = DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess)
-    try:
-        describer = Describer(ns.model, provider=ns.provider, beam=ns.beam, options=opts)
-    except ProviderError:
-        return None, _provider_unavailable(ns.provider)
-    except BundleError as exc:
-        return None, str(exc)
-    if ns.ocr == "always":
-        from capdesk import ocr
-
-        if not ocr.available():
-            from capdesk.describe import OCR_MISSING
-
-            print(f"capdesk: warning: --ocr always: {OCR_MISSING}", file=sys.stderr)
-    for problem in dict.fromkeys(describer.problems):  # a broken bundle is said once; the others go on
-        print(f"capdesk: warning: model skipped: {problem}", file=sys.stderr)
-    return describer, None
-
-
-def _provider_unavailable(requested: str) -> str:
-    """The providers this onnxruntime offers, by the short names ``--provider`` takes."""
-    from capdesk import providers
-
-    names = []
-    for full in providers.available():
-        short = next((a for a, f in providers.ALIASES.items() if f == full), providers.short_name(full))
-        names.append(short)
-    return f"execution provider {requested!r} is not available; this onnxruntime offers: {', '.join(names)}"
-
-
 def cmd_caption(ns: argparse.Namespace) -> int:
+    from capdesk.cli_common import open_engine, speaker_or_say
     from capdesk.engine import expand_paths
     from capdesk.providers import short_name
 
-    engine, err = _open_engine(ns)
-    if err:
-        print(f"capdesk: error: {err}", file=sys.stderr)
+    engine = open_engine(ns)
+    if engine is None:
         return EXIT_USAGE
     provider = short_name(engine.provider)
     spoken: list[str] = []
     speaker = None
     speech_failed: list[str] = []  # the first reason is said once; speech failing makes the exit status 1
     if ns.speak and not ns.wav:
-        from capdesk.speech import Speaker
-
-        speaker = Speaker()
-        if speaker.error:
-            print(f"capdesk: error: cannot speak: {speaker.error}", file=sys.stderr)
-            speech_failed.append(speaker.error)
-            speaker = None
+        speaker, why = speaker_or_say("error: cannot speak")
+        if why:
+            speech_failed.append(why)
         else:
             speaker.on_error = speech_failed.append
     failed = 0
@@ -200,7 +168,7 @@ def cmd_caption(ns: argparse.Namespace) -> int:
     errors = {p: e for p, e in listed if e}
     todo = [p for p, e in listed if not e]
     if not listed:
-        print("capdesk: error: no images found in the given paths", file=sys.stderr)
+        error("no images found in the given paths")
         return EXIT_SOME_FAILED
 
     def emit(d) -> None:
@@ -235,20 +203,20 @@ def cmd_caption(ns: argparse.Namespace) -> int:
         print("capdesk: interrupted", file=sys.stderr)
         if speaker:
             speaker.close()
-        return 130
+        return EXIT_INTERRUPTED
     if speaker:
         # Let it say everything (espeak-ng speaks about 15 characters a second), then stop.
         speaker.wait_idle(30 + sum(len(t) for t in spoken) / 5)
         speaker.close()
         if speech_failed:
-            print(f"capdesk: error: {speech_failed[0]}", file=sys.stderr)
+            error(speech_failed[0])
     if ns.wav and spoken:
         from capdesk.speech import SpeechError, save_wav
 
         try:
             save_wav(" ".join(spoken), ns.wav)
         except SpeechError as exc:
-            print(f"capdesk: error: {exc}", file=sys.stderr)
+            error(str(exc))
             return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if failed or speech_failed else EXIT_OK
 
@@ -262,7 +230,7 @@ def cmd_models(ns: argparse.Namespace) -> int:
         try:
             done = install(ns.path)
         except BundleError as exc:
-            print(f"capdesk: error: {exc}", file=sys.stderr)
+            error(str(exc))
             return EXIT_SOME_FAILED
         print(done.message())
         return EXIT_OK
@@ -273,12 +241,11 @@ def cmd_models(ns: argparse.Namespace) -> int:
         else:
             if not bundles:
                 print("no model bundles installed")
+            from capdesk.services import metrics_line
+
             for b in bundles:
-                m = b.manifest.get("metrics", {}).get("test", {})
-                fig = m.get("beam3") or {}
-                perf = (f"  test BLEU-4 {fig['BLEU-4']:.3f} CIDEr {fig['CIDEr']:.3f}"
-                        if "BLEU-4" in fig and "CIDEr" in fig else "")
-                print(f"{b.name}\t{b.source}\t{b.path}{perf}")
+                perf = metrics_line(b.manifest)
+                print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else ""))
             for p in problems:
                 print(f"problem: {p}", file=sys.stderr)
         return EXIT_SOME_FAILED if problems else EXIT_OK
@@ -287,7 +254,7 @@ def cmd_models(ns: argparse.Namespace) -> int:
         try:
             targets = [resolve(ns.name)]
         except BundleError as exc:
-            print(f"capdesk: error: {exc}", file=sys.stderr)
+            error(str(exc))
             return EXIT_USAGE
         problems: list[str] = []
     else:
@@ -310,18 +277,9 @@ def cmd_train(argv: Sequence[str]) -> int:
     try:
         from training.cli import main as train_main
     except ImportError as exc:
-        print(f"capdesk: error: {training_missing(exc)}", file=sys.stderr)
+        error(training_missing(exc))
         return EXIT_USAGE
     return train_main(list(argv))
-
-
-def training_missing(exc: ImportError) -> str:
-    """Why training cannot run here, and what to do about it."""
-    if getattr(sys, "frozen", False):  # the installed app (PyInstaller) never carries PyTorch
-        return ("this installed CapDesk cannot train models (PyTorch is not part of it); install CapDesk "
-                "with pip to train: pip install 'capdesk[train]'. Models trained there can be imported "
-                "here with Tools > Models… > Import folder.")
-    return f"training needs the 'train' extra (pip install 'capdesk[train]'): {exc}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -342,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_models(ns)
     if ns.command == "gui":
         if ns.path and not __import__("os").path.exists(ns.path):
-            print(f"capdesk: error: {ns.path}: no such file or folder", file=sys.stderr)
+            error(f"{ns.path}: no such file or folder")
             return EXIT_USAGE
         from capdesk.gui.app import run
 

@@ -7,33 +7,39 @@ import argparse
 import json
 import sys
 
-from capdesk.cli import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, _open_engine, _sidecar_options
+from capdesk.cli_common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_USAGE,
+    error,
+    open_engine,
+    open_writer,
+    sidecar_options,
+    speaker_or_say,
+)
+from capdesk.status import RowStatus
 
 
 def cmd_batch(ns: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from capdesk.batch import DEFAULT_REVIEW_THRESHOLD, run_batch, write_report
-    from capdesk.sidecars import SidecarWriter
+    from capdesk.batch import run_batch, write_report
 
-    try:
-        opts = _sidecar_options(ns)
-    except ValueError as exc:
-        print(f"capdesk: error: {exc}", file=sys.stderr)
+    opts = sidecar_options(ns)
+    if opts is None:
         return EXIT_USAGE
     if ns.report and Path(ns.report).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
-        print("capdesk: error: --report must end in .csv, .json or .html", file=sys.stderr)
+        error("--report must end in .csv, .json or .html")
         return EXIT_USAGE
-    engine, err = _open_engine(ns)
-    if err:
-        print(f"capdesk: error: {err}", file=sys.stderr)
+    engine = open_engine(ns)
+    if engine is None:
         return EXIT_USAGE
     if ns.embed and "xmp" not in opts.formats:
-        print("capdesk: error: --embed copies the XMP sidecar into the image: add xmp to --sidecar", file=sys.stderr)
+        error("--embed copies the XMP sidecar into the image: add xmp to --sidecar")
         return EXIT_USAGE
-    writer = SidecarWriter(opts)
-    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
-        print(f"capdesk: error: {writer.ledger.error}", file=sys.stderr)
+    writer = open_writer(opts)
+    if writer is None:
         return EXIT_USAGE
     bar = None
     if not ns.quiet:
@@ -45,13 +51,13 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         if bar is not None:
             bar.total = total
             bar.update(1)
-        if row.status == "failed":
+        if row.status == RowStatus.FAILED:
             msg = f"capdesk: {row.path}: {row.error}"
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
-        elif row.status == "captioned":
+        elif row.status == RowStatus.CAPTIONED:
             line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
             (bar.write(line, file=sys.stdout) if bar is not None else print(line, flush=True))
-        if getattr(row, "note", None):
+        if row.note:
             msg = f"capdesk: {row.path}: {row.note}"
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
 
@@ -68,8 +74,8 @@ def cmd_batch(ns: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
+        # --threshold is in the describer's options: one rule flags new and skipped pictures alike.
         result = run_batch(ns.paths, engine, writer, recursive=ns.recursive, beam=ns.beam,
-                           threshold=DEFAULT_REVIEW_THRESHOLD if ns.threshold is None else ns.threshold,
                            progress=progress, cancelled=cancel.is_set)
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -77,24 +83,22 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         from capdesk.sidecars import SidecarError, embed_in_image
 
         for row in result.rows:
-            if row.status != "captioned":
+            if row.status != RowStatus.CAPTIONED:
                 continue
             xmp = writer.paths(Path(row.path))["xmp"]
             try:
                 embed_in_image(Path(row.path), xmp)
             except SidecarError as exc:
-                row.status, row.error = "failed", f"embedding: {exc}"
+                row.status, row.error = RowStatus.FAILED, f"embedding: {exc}"
                 print(f"capdesk: {exc}", file=sys.stderr)
     if bar is not None:
         bar.close()
     if ns.report:
         write_report(result, Path(ns.report))
-    counts = result.counts()
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no images"
-    print(f"capdesk: {summary} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else ""),
+    print(f"capdesk: {result.summary()} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else ""),
           file=sys.stderr)
     if result.interrupted:
-        return 130
+        return EXIT_INTERRUPTED
     return EXIT_SOME_FAILED if result.failed else EXIT_OK
 
 
@@ -103,52 +107,40 @@ def cmd_watch(ns: argparse.Namespace) -> int:
     import threading
     from pathlib import Path
 
-    from capdesk.batch import DEFAULT_REVIEW_THRESHOLD, run_batch
-    from capdesk.sidecars import SidecarWriter
+    from capdesk.batch import run_batch
     from capdesk.watch import FolderWatcher
 
-    try:
-        opts = _sidecar_options(ns)
-    except ValueError as exc:
-        print(f"capdesk: error: {exc}", file=sys.stderr)
+    opts = sidecar_options(ns)
+    if opts is None:
         return EXIT_USAGE
     missing = [p for p in ns.paths if not Path(p).is_dir()]
     if missing:
-        print(f"capdesk: error: {missing[0]}: not a folder", file=sys.stderr)
+        error(f"{missing[0]}: not a folder")
         return EXIT_USAGE
-    engine, err = _open_engine(ns)
-    if err:
-        print(f"capdesk: error: {err}", file=sys.stderr)
+    engine = open_engine(ns)
+    if engine is None:
         return EXIT_USAGE
-    writer = SidecarWriter(opts)
-    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
-        print(f"capdesk: error: {writer.ledger.error}", file=sys.stderr)
+    writer = open_writer(opts)
+    if writer is None:
         return EXIT_USAGE
-    speaker = None
-    if ns.speak:
-        from capdesk.speech import Speaker
-
-        speaker = Speaker()
-        if speaker.error:
-            print(f"capdesk: warning: {speaker.error}", file=sys.stderr)
-            speaker = None
+    speaker = speaker_or_say("warning")[0] if ns.speak else None
 
     def handle(paths: list) -> None:
-        result = run_batch(paths, engine, writer, beam=ns.beam, threshold=DEFAULT_REVIEW_THRESHOLD)
+        result = run_batch(paths, engine, writer, beam=ns.beam)
         for row in result.rows:
             if ns.json:
                 from dataclasses import asdict
 
                 print(json.dumps(asdict(row), ensure_ascii=False), flush=True)
-            elif row.status == "failed":
+            elif row.status == RowStatus.FAILED:
                 print(f"{row.path}\tERROR: {row.error}", flush=True)
-            elif row.status == "captioned":
+            elif row.status == RowStatus.CAPTIONED:
                 print(f"{row.path}\t{row.alt_text}", flush=True)
                 if row.needs_review:
                     print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
             if row.note and not ns.json:
                 print(f"capdesk: {row.path}: {row.note}", file=sys.stderr, flush=True)
-            if speaker and row.status == "captioned":
+            if speaker and row.status == RowStatus.CAPTIONED:
                 from capdesk.speech import Priority
 
                 speaker.say(row.alt_text, Priority.NORMAL)  # new pictures wait their turn

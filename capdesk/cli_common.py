@@ -1,0 +1,80 @@
+"""What the CLI's commands share: exit statuses, and opening the describer, the sidecar writer and
+the speaker from the parsed options, each problem said as one ``capdesk: ...`` line on stderr.
+
+(Kept apart from ``capdesk.cli`` so that ``capdesk.cli_folders`` needs nothing from the module
+that dispatches to it: no import circle. The services are imported when a command needs them,
+so that ``capdesk --help`` and ``capdesk train`` start without loading numpy or Pillow.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
+
+if TYPE_CHECKING:
+    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.sidecars import SidecarOptions, SidecarWriter
+    from capdesk.speech import Speaker
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+
+
+def error(message: str) -> None:
+    print(f"capdesk: error: {message}", file=sys.stderr, flush=True)
+
+
+def describe_options(ns: argparse.Namespace) -> DescribeOptions:
+    from capdesk.describe import DescribeOptions
+
+    threshold = getattr(ns, "threshold", None)
+    return DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess,
+                           low_confidence=DEFAULT_CONFIDENCE_THRESHOLD if threshold is None else threshold)
+
+
+def open_engine(ns: argparse.Namespace) -> Describer | None:
+    """The describer the options ask for (warnings said on stderr), or None once the usage error is said."""
+    from capdesk.services import SetupError, open_describer
+
+    try:
+        describer, warnings = open_describer(ns.model, ns.provider, ns.beam, describe_options(ns))
+    except SetupError as exc:
+        error(str(exc))
+        return None
+    for w in warnings:
+        print(f"capdesk: warning: {w}", file=sys.stderr)
+    return describer
+
+
+def sidecar_options(ns: argparse.Namespace) -> SidecarOptions | None:
+    from capdesk.sidecars import SidecarOptions
+
+    try:
+        return SidecarOptions.parse(ns.sidecar, txt_name=ns.txt_name, xmp_name=ns.xmp_name, lang=ns.lang,
+                                    ext_descr=ns.ext_descr, mirror_dc=ns.mirror_dc, overwrite=ns.overwrite)
+    except ValueError as exc:
+        error(str(exc))
+        return None
+
+
+def open_writer(opts: SidecarOptions) -> SidecarWriter | None:
+    from capdesk.sidecars import SidecarWriter
+
+    writer = SidecarWriter(opts)
+    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
+        error(writer.ledger.error)
+        return None
+    return writer
+
+
+def speaker_or_say(prefix: str) -> tuple[Speaker | None, str | None]:
+    """A speaker, or None and why (said once on stderr after ``prefix``: 'error: cannot speak' ...)."""
+    from capdesk.services import open_speaker
+
+    speaker, why = open_speaker()
+    if why:
+        print(f"capdesk: {prefix}: {why}", file=sys.stderr)
+    return speaker, why
