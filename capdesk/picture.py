@@ -59,6 +59,7 @@ class Picture:
     error: str = ""
     source: str = "file"  # file | clipboard | watched
     text: str = ""  # the alt text last written for it when it was not described here (a watched folder)
+    draft: str = ""  # the person's unsaved words in the alt text box, kept while they look at other pictures
 
     @property
     def name(self) -> str:

@@ -279,10 +279,17 @@ class Session:
     def has_unsaved_edit(self, text: str) -> bool:
         """The alt text box holds words of the person's own that are not saved anywhere yet."""
         p = self.current
-        if p is None or p.status is PictureStatus.SAVED:
+        if p is None:
             return False
         mine, known = " ".join(text.split()), " ".join(p.alt_text.split())
         return bool(mine) and mine != known
+
+    def set_draft(self, text: str) -> None:
+        """Keep what the alt text box holds for the shown picture, when it is the person's unsaved edit,
+        so that moving to another picture (or a clipboard picture arriving) never loses it."""
+        p = self.current
+        if p is not None:
+            p.draft = text if self.has_unsaved_edit(text) else ""
 
     def save_current(self, text: str) -> bool:
         p, text = self.current, " ".join(text.split())
@@ -302,7 +309,7 @@ class Session:
         if failed:
             self.say(messages.save_failed(failed[0].path.name, failed[0].reason), key=p.key)
             return False
-        p.status, p.error, p.text = PictureStatus.SAVED, "", text
+        p.status, p.error, p.text, p.draft = PictureStatus.SAVED, "", text, ""
         if d is not None:
             d.description = text
         self.picture_changed.emit(p)

@@ -179,6 +179,18 @@ def test_caption_again_asks_before_replacing_an_edit(qtbot, window, photos, monk
     assert window.pane.alt.toPlainText() == "My own words."
 
 
+def test_an_unsaved_edit_survives_looking_at_other_pictures(qtbot, window, photos):
+    window.open_path(photos / "astronaut.png")
+    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
+    window.pane.alt.setPlainText("Two astronauts, my words.")
+    window.list.setCurrentRow(_row(window, "chelsea.png"))
+    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
+    assert window.pane.alt.toPlainText() == window.session.current.described.description
+    window.list.setCurrentRow(_row(window, "astronaut.png"))
+    assert window.pane.alt.toPlainText() == "Two astronauts, my words."
+    assert window.session.has_unsaved_edit(window.pane.alt.toPlainText())  # so F5 would ask first
+
+
 def test_clipboard_image_is_captioned_and_offered_back(qtbot, window):
     window.act_clipboard.trigger()
     assert window.settings.clipboard

@@ -192,6 +192,7 @@ class MainWindow(QMainWindow):
     def _on_select(self, item: QListWidgetItem | None, _prev=None) -> None:
         if item is not None:
             self.announcer.note_focus_moved()
+            self.session.set_draft(self.pane.alt.toPlainText())
             self.session.select(item.data(KEY_ROLE))
 
     def choose_folder(self) -> None:
@@ -215,6 +216,7 @@ class MainWindow(QMainWindow):
                                           QMessageBox.StandardButton.No)
             if answer != QMessageBox.StandardButton.Yes:
                 return
+        self.session.set_draft("")
         self._shown = None
         self.session.caption_again()
 
@@ -239,6 +241,7 @@ class MainWindow(QMainWindow):
             return
         qimg = QGuiApplication.clipboard().image()
         if not qimg.isNull():
+            self.session.set_draft(self.pane.alt.toPlainText())
             self.session.add_clipboard_image(qimage_to_pil(qimg))
 
     def choose_watch_folder(self) -> None:

@@ -113,11 +113,12 @@ class PicturePane(QWidget):
         self.info.setText("")
 
     def show_picture(self, p: Picture, keep_text: bool = False) -> None:
-        """Draw a described picture; ``keep_text`` leaves the person's unsaved edit in the alt text box."""
+        """Draw a described picture; ``keep_text`` leaves the alt text box as it is. The box shows the
+        person's unsaved draft for this picture when there is one, else its alt text."""
         self.picture = p
         d = p.described
         if not keep_text:
-            self.alt.setPlainText(p.alt_text)
+            self.alt.setPlainText(p.draft or p.alt_text)
         self.info.setText(details(p))
         cap = d.caption if d is not None else None
         if cap is None or not cap.words or p.withheld:
