@@ -101,3 +101,10 @@ class Notifier:
     def emit(self, *args: Any) -> None:
         for fn in list(self._fns):
             fn(*args)
+
+
+def status_on_disk(writer, path: Path) -> PictureStatus | None:
+    """What the picture's sidecars say: written by CapDesk, by a person, or (None) nothing there."""
+    st = writer.status(path)
+    st = str(getattr(st, "value", st))  # a plain string or a string-valued enum
+    return {"generated": PictureStatus.WRITTEN, "edited": PictureStatus.EDITED}.get(st)

@@ -23,7 +23,7 @@ from capdesk import messages
 from capdesk.describe import Described, DescribeOptions, Describer
 from capdesk.engine import expand_paths
 from capdesk.imageio import ImageError, is_image_path, load_image
-from capdesk.picture import Kind, Message, Notifier, Picture, PictureStatus
+from capdesk.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
 from capdesk.settings import Settings
 from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
 from capdesk.speech import Priority, Speaker, SpeechError, Voice
@@ -136,9 +136,7 @@ class Session:
 
     # -- opening ----------------------------------------------------------------------------
     def _sidecar_status(self, path: Path) -> PictureStatus | None:
-        st = self.writer.status(path)
-        st = str(getattr(st, "value", st))  # a plain string or a string-valued enum
-        return {"generated": PictureStatus.WRITTEN, "edited": PictureStatus.EDITED}.get(st)
+        return status_on_disk(self.writer, path)
 
     def open_paths(self, *paths: Path) -> None:
         """List a folder's pictures (or the given ones) and select the first given picture, or the first."""
@@ -439,9 +437,7 @@ class Session:
         for p in self.pictures.values():
             if p.path is None or p.status in (PictureStatus.DESCRIBING, PictureStatus.FAILED):
                 continue
-            st = w.status(p.path)
-            st = str(getattr(st, "value", st))
-            new = {"generated": PictureStatus.WRITTEN, "edited": PictureStatus.EDITED}.get(st)
+            new = status_on_disk(w, p.path)
             if new is not None and new is not p.status and p.status is not PictureStatus.SAVED:
                 p.status = new
                 self.picture_changed.emit(p)
