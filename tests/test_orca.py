@@ -85,6 +85,8 @@ def heard(tmp_path_factory):
                           capture_output=True, text=True, env=env, timeout=900)
     transcript = (base / "out" / "transcript.txt")
     text = transcript.read_text(encoding="utf-8") if transcript.exists() else proc.stdout
+    if proc.returncode != 0 and not Path("/usr/bin/orca").exists():  # the first-use install failed (offline?)
+        pytest.skip(f"Orca could not be installed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
     assert proc.returncode == 0 and "== Orca ready" in text, f"the harness failed:\n{text}\n{proc.stderr[-3000:]}"
     return _steps(text), expected, folder
 
