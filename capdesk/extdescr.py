@@ -4,8 +4,8 @@ picture, in plain sentences, for the reader who wants more than the alt text's o
 It says what the model said in the same honest words as the alt text ("Probably ...", or
 "A guess, for a picture unlike the model's training photos: ..." where the alt text withholds
 the caption), the object tags with how likely each is, the text read, and plain facts about
-the pixels (size, orientation, main colours). Like the alt text it never speaks about the
-software, only about the picture.
+the pixels (size, orientation, main colours). Unlike the alt text it may name the model, but
+only where that says how far to trust its words.
 """
 
 from __future__ import annotations
