@@ -394,15 +394,14 @@ class Session:
 
     def _watched_work(self, paths: list[Path], write: bool) -> list[tuple[str, Described, str]]:
         """(key, description, what became of its sidecars: written | kept | failed: why | "")."""
+        from capdesk.batch import write_described
+
         out = []
         for d in self.describer().describe_paths(paths):
             outcome = ""
-            if d.ok and write:
-                alt = AltText(d.description, "machine", d.model, d.confidence)
-                results = self.writer.write(Path(d.path), alt)
-                bad = [o for o in results if o.action == "failed"]
-                outcome = f"failed: {bad[0].path.name}: {bad[0].reason}" if bad else (
-                    "kept" if all(o.action == "kept" for o in results) else "written")
+            if d.ok and write:  # the same write step as capdesk batch and capdesk watch
+                row = write_described(d, self.writer)
+                outcome = {"failed": f"failed: {row.error}", "kept": "kept"}.get(str(row.status), "written")
             out.append((str(d.path), d, outcome))
         return out
 
