@@ -70,8 +70,8 @@ def open_speaker(voice: Voice | None = None, wait: bool = True) -> tuple[Speaker
 
 
 def metrics_line(manifest: Mapping[str, Any]) -> str:
-    """'test BLEU-4 0.215, CIDEr 0.540' from a model's manifest (beam 3), or '' when it has none."""
+    """'test BLEU-4 0.215 CIDEr 0.540' from a model's manifest (beam 3), or '' when it has none."""
     fig = manifest.get("metrics", {}).get("test", {}).get("beam3") or {}
     if "BLEU-4" not in fig or "CIDEr" not in fig:
         return ""
-    return f"test BLEU-4 {fig['BLEU-4']:.3f}, CIDEr {fig['CIDEr']:.3f}"
+    return f"test BLEU-4 {fig['BLEU-4']:.3f} CIDEr {fig['CIDEr']:.3f}"

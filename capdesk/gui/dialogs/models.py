@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QListWi
 
 from capdesk import messages
 from capdesk.bundle import BundleError, discover
+from capdesk.services import metrics_line
 
 from ..widgets import StatusLabel, button, named
 
@@ -75,8 +76,8 @@ class ModelsDialog(QDialog):
         if b is None:
             return
         m = b.manifest
-        t = m.get("metrics", {}).get("test", {}).get("beam3", {})
-        perf = f" Test BLEU-4 {t['BLEU-4']:.3f}, CIDEr {t['CIDEr']:.3f}." if "BLEU-4" in t else ""
+        perf = metrics_line(m)  # the figures capdesk models list shows
+        perf = f" {perf[0].upper()}{perf[1:]}." if perf else ""
         self.info.setText(f"{b.name}: {m.get('description', '')} Domain: {m.get('domain', '?')}.{perf} {b.path}")
 
     def _use(self, name: str) -> None:
