@@ -20,11 +20,8 @@ from urllib.parse import quote
 
 from capdesk.describe import Described, Describer
 from capdesk.engine import expand_paths
-from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
 from capdesk.sidecars import SidecarWriter, atomic_write, read_alt_text
 from capdesk.status import RowStatus, WriteStatus
-
-DEFAULT_REVIEW_THRESHOLD = DEFAULT_CONFIDENCE_THRESHOLD  # the name older callers import
 
 
 @dataclass

@@ -47,7 +47,7 @@ class DescribeOptions:
     tags: str = "auto"  # "auto": in the description when the caption is withheld; "always"; "never"
     ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
     show_guess: bool = False  # say the withheld caption, marked as a guess
-    low_confidence: float = LOW_CONFIDENCE
+    low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
     people_confidence: float = PEOPLE_CONFIDENCE
 
 

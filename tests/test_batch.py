@@ -103,3 +103,22 @@ def test_interrupt_keeps_everything_written(tmp_path):
     # the next run finishes the job without redoing what is done
     r = run_cli("batch", str(d), "-q", "--sidecar", "txt")
     assert r.returncode == 0 and len([p for p in d.iterdir() if p.suffix == ".txt"]) == 60
+
+
+def test_threshold_is_one_rule_for_wording_and_review(tmp_path):
+    """--threshold is the describer's threshold: under it a caption is said as 'Probably ...' and flagged,
+    in the sidecar and the report alike (the GUI's Confidence threshold does the same)."""
+    from conftest import SAMPLES
+
+    d = tmp_path / "photos"
+    d.mkdir()
+    (d / "astronaut.png").write_bytes((SAMPLES / "astronaut.png").read_bytes())
+    report = tmp_path / "r.json"
+    r = run_cli("batch", str(d), "-q", "--threshold", "0.99", "--report", str(report), "--ocr", "never")
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(report.read_text())["rows"]
+    assert row["alt_text"].startswith("Probably ") and row["needs_review"] and "unsure" in row["reason"]
+    assert (d / "astronaut.txt").read_text(encoding="utf-8").strip() == row["alt_text"]
+    for bad in ("1.5", "-0.1", "nan", "high"):
+        r = run_cli("batch", str(d), "--threshold", bad)
+        assert r.returncode == 2 and "--threshold" in r.stderr and "from 0 to 1" in r.stderr, bad
