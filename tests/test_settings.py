@@ -165,3 +165,25 @@ def test_settings_need_no_qt(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["None", "pt-BR", "True", "['PySide6']"]  # only the blocked entry itself
     assert json.loads(cfg.read_text())["lang"] == "pt-BR"
+
+
+def test_the_models_own_beam_unless_one_is_chosen(tmp_path, default_bundle):
+    """The window's describer: no beam in Settings means the model's tuned beam (manifest decoding.beam);
+    a beam chosen there, as with --beam, is used instead."""
+    import shutil
+
+    from capdesk.session import Session
+    from capdesk.tasks import ThreadRunner
+
+    bundle = tmp_path / "tuned"
+    shutil.copytree(default_bundle, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["name"] = "tuned"
+    manifest["decoding"]["beam"] = 7
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    for chosen, expected in ((None, 7), (2, 2)):
+        session = Session(Settings(model=str(bundle), beam=chosen, ocr="never"), ThreadRunner())
+        assert session.describer().primary.beam == expected
+    from capdesk.describe import Describer
+
+    assert Describer(str(bundle), beam=None).primary.beam == 7  # the CLI without --beam
