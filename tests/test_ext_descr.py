@@ -93,3 +93,26 @@ def test_ext_descr_is_written_to_xmp_and_reads_back(tmp_path):
     assert run_cli("batch", str(plain), "-q", "--ocr", "never").returncode == 0
     got = _exiftool(plain / "chelsea.png.xmp")
     assert "ExtDescrAccessibility" not in got and got["AltTextAccessibility"]
+
+
+def test_the_windows_setting_writes_it_too(tmp_path, monkeypatch):
+    """Settings → Longer description in XMP: the window's batch export (run here without Qt, through
+    the session and its job) writes the same longer description as --ext-descr."""
+    from capdesk.jobs import BatchJob
+    from capdesk.session import Session
+    from capdesk.settings import Settings
+    from capdesk.tasks import ThreadRunner
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    d = tmp_path / "photos"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    runner = ThreadRunner()
+    session = Session(Settings(ext_descr=True, sidecar_formats=["xmp"], ocr="never"), runner)
+    job = BatchJob(session, session.writer, d)
+    assert job.start()
+    assert runner.pump(lambda: not job.running, 180)
+    assert job.result.counts() == {"captioned": 1}, job.error
+    ext = read_ext_descr(d / "chelsea.png.xmp")
+    assert ext and "451 by 300 pixels" in ext and "cat (" in ext
+    assert not (d / "chelsea.txt").exists()
