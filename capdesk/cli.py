@@ -93,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="watch sub-folders too (default: yes)")
     _sidecar_args(p)
     p.add_argument("--speak", action="store_true", help="speak each caption aloud")
-    p.add_argument("--beam", type=_beam, default=None)
-    p.add_argument("--model", default=None)
-    p.add_argument("--provider", default=None)
+    p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
+    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
+    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
     p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
     _describe_args(p)
 
