@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QLabel,
     QListWidget,
@@ -297,6 +298,20 @@ class MainWindow(QMainWindow):
         from capdesk import __version__
 
         QMessageBox.about(self, "About CapDesk", f"CapDesk {__version__}: offline descriptions of pictures.")
+
+    def showEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(ev)
+        if not getattr(self, "_activated", False):
+            # Ask for the keyboard focus when the window first appears: a window manager that leaves a
+            # new window inactive (seen under load) would leave a screen reader user outside it.
+            self._activated = True
+            QTimer.singleShot(0, self._activate)
+
+    def _activate(self) -> None:
+        self.raise_()
+        self.activateWindow()
+        if QApplication.focusWidget() is None or QApplication.focusWidget().window() is not self:
+            self.list.setFocus()
 
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         self.session.close()
