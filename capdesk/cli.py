@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from capdesk import __version__, limits
+from capdesk.cli_altfill import add_parser as add_alt_fill_parser
 from capdesk.cli_common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
 from capdesk.training_hint import training_missing
 
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
     p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
     _describe_args(p)
+
+    add_alt_fill_parser(sub, _beam, _confidence, _describe_args)
 
     p = sub.add_parser("gui", help="open the desktop application",
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
@@ -296,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from capdesk import cli_folders
 
         return cli_folders.cmd_batch(ns) if ns.command == "batch" else cli_folders.cmd_watch(ns)
+    if ns.command == "alt-fill":
+        from capdesk.cli_altfill import cmd_alt_fill
+
+        return cmd_alt_fill(ns)
     if ns.command == "models":
         return cmd_models(ns)
     if ns.command == "gui":

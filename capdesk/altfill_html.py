@@ -1,0 +1,188 @@
+"""Where a page's ``<img>`` tags are, to the character, and how alt text goes into each.
+
+The standard library's HTML tokenizer finds the tags (comments, ``<script>`` and ``<style>`` are
+never parsed as markup, so an ``<img>`` inside them is no image) and gives each one's line and
+column and its exact source text. The attributes are then read from that text by the HTML
+standard's attribute rules, keeping where each name and value starts and ends, so that alt text
+is inserted between two characters of the tag and nothing else in it moves.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+# Inside these an <img> is text shown as code (or the content of a text field or title), not a picture.
+TEXT_ONLY = frozenset({"pre", "code", "samp", "kbd", "textarea", "title", "xmp", "listing", "plaintext",
+                       "noembed", "noframes", "iframe"})
+_WS = " \t\n\r\f"
+
+
+@dataclass
+class Attr:
+    name: str  # lower-cased
+    name_end: int  # offsets inside the tag's text
+    value_start: int | None = None  # None: an attribute with no value (``<img alt>``)
+    value_end: int | None = None
+    quote: str = ""  # '"', "'" or "" (unquoted)
+
+
+@dataclass
+class Found:
+    """One image reference in a page: where it is, what it points to, and where alt text would go."""
+
+    start: int  # offset of the reference's first character in the page's text
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+    source: str  # the reference's exact text (the tag, or the Markdown image)
+    syntax: str  # "html" | "markdown"
+    src: str | None  # where the picture is (character references decoded); None when there is none
+    alt: str | None  # None: no alt text at all (no attribute, or empty Markdown brackets)
+    decorative: str = ""  # why the author marked it decorative (alt="", role=presentation), else ""
+    labelled: str = ""  # the attribute that already names it (aria-label ...), else ""
+    at: int = -1  # offset in the page's text where the alt text goes; -1: cannot be filled
+    fill: Callable[[str], str] | None = None  # alt text -> the exact characters to insert at ``at``
+    problem: str = ""  # why it cannot be filled where it is, in one line
+
+    def insertion(self, alt: str) -> str:
+        if self.fill is None:
+            raise ValueError("this reference cannot be filled")
+        return self.fill(alt)
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line begins (a line ends at "\\n", as the tokenizer counts them)."""
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def parse_attributes(tag: str) -> list[Attr]:
+    """A start tag's attributes, read as the HTML standard's tokenizer reads them."""
+    m = re.match(r"<[^\s/>]+", tag)
+    i, n = (m.end() if m else 1), len(tag)
+    out: list[Attr] = []
+    while i < n:
+        while i < n and (tag[i] in _WS or tag[i] == "/"):
+            i += 1
+        if i >= n or tag[i] == ">":
+            break
+        start = i
+        i += 1  # the first character may be "=": it is then part of the name
+        while i < n and tag[i] not in _WS and tag[i] not in "/>=":
+            i += 1
+        attr = Attr(tag[start:i].lower(), i)
+        j = i
+        while j < n and tag[j] in _WS:
+            j += 1
+        if j < n and tag[j] == "=":
+            j += 1
+            while j < n and tag[j] in _WS:
+                j += 1
+            if j < n and tag[j] in "\"'":
+                close = tag.find(tag[j], j + 1)
+                close = n - 1 if close < 0 else close
+                attr.value_start, attr.value_end, attr.quote = j + 1, close, tag[j]
+                i = close + 1
+            else:
+                k = j
+                while k < n and tag[k] not in _WS and tag[k] != ">":
+                    k += 1
+                attr.value_start, attr.value_end = j, k
+                i = k
+        out.append(attr)
+    return out
+
+
+def first(attrs: list[Attr], name: str) -> Attr | None:
+    """The attribute a browser uses: the first of its name (later duplicates are ignored)."""
+    return next((a for a in attrs if a.name == name), None)
+
+
+def value(tag: str, attr: Attr | None) -> str | None:
+    if attr is None:
+        return None
+    if attr.value_start is None:
+        return ""
+    return html.unescape(tag[attr.value_start:attr.value_end])
+
+
+def image_from_tag(tag: str, start: int, line: int, column: int) -> Found:
+    """A ``Found`` for one ``<img ...>`` tag whose text begins at ``start`` in the page."""
+    attrs = parse_attributes(tag)
+    src_attr, alt_attr = first(attrs, "src"), first(attrs, "alt")
+    found = Found(start, line, column, tag, "html", value(tag, src_attr), value(tag, alt_attr))
+    role = (value(tag, first(attrs, "role")) or "").strip().lower()
+    if found.alt == "":
+        found.decorative = 'alt=""'
+    elif role in ("presentation", "none") or (value(tag, first(attrs, "aria-hidden")) or "").strip() == "true":
+        found.decorative = f'role="{role}"' if role in ("presentation", "none") else 'aria-hidden="true"'
+    found.labelled = next((n for n in ("aria-label", "aria-labelledby")
+                           if (value(tag, first(attrs, n)) or "").strip()), "")
+    quoted = [a.quote for a in attrs if a.quote]
+    q = "'" if quoted and all(c == "'" for c in quoted) else '"'
+    escape = _escape
+    if alt_attr is not None and found.alt == "":
+        if alt_attr.value_start is None:  # <img alt>: give the name a value
+            found.at, found.fill = start + alt_attr.name_end, lambda t: f"={q}{escape(t)}{q}"
+        elif alt_attr.quote:
+            found.at, found.fill = start + alt_attr.value_start, escape
+        else:  # alt= with nothing after it
+            found.at, found.fill = start + alt_attr.value_start, lambda t: f"{q}{escape(t)}{q}"
+    elif alt_attr is None and src_attr is not None:
+        # Right after src: the order people write, and the end of a value is never ambiguous (an
+        # unquoted value followed by "/>" keeps its "/", as a browser reads it).
+        end = src_attr.name_end if src_attr.value_end is None else src_attr.value_end + (1 if src_attr.quote else 0)
+        name = "ALT" if tag[1:4] == "IMG" else "alt"
+        found.at, found.fill = start + end, lambda t: f" {name}={q}{escape(t)}{q}"
+    return found
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)  # & < > " ' all escaped: safe inside either quote
+
+
+class _ImageFinder(HTMLParser):
+    def __init__(self, text: str, offset: int) -> None:
+        super().__init__(convert_charrefs=False)
+        # (not self.offset: HTMLParser keeps its column there)
+        self._page, self._base = text, offset
+        self._starts = line_starts(text)
+        self._inside: dict[str, int] = {}
+        self.found: list[Found] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag == "img":
+            self._img()
+        elif tag in TEXT_ONLY:
+            self._inside[tag] = self._inside.get(tag, 0) + 1
+
+    def handle_startendtag(self, tag: str, attrs) -> None:  # <img/>, and <code/> which opens nothing
+        if tag == "img":
+            self._img()
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._inside.get(tag):
+            self._inside[tag] -= 1
+
+    def _img(self) -> None:
+        if any(self._inside.values()):
+            return
+        raw = self.get_starttag_text() or ""
+        line, col = self.getpos()
+        at = self._starts[line - 1] + col
+        if self._page[at:at + len(raw)] != raw:  # never edit a place that is not exactly the tag
+            return
+        self.found.append(image_from_tag(raw, self._base + at, line, col + 1))
+
+
+def find_html_images(text: str, offset: int = 0, first_line: int = 1) -> list[Found]:
+    """Every ``<img>`` in ``text`` outside comments, scripts, styles and code; offsets are
+    ``offset`` plus the position in ``text``, lines are counted from ``first_line``."""
+    finder = _ImageFinder(text, offset)
+    finder.feed(text)
+    finder.close()
+    for f in finder.found:
+        f.line += first_line - 1
+    return finder.found
