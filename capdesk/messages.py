@@ -162,6 +162,32 @@ def not_a_folder(folder: str) -> str:
     return f"{folder}: not a folder"
 
 
+# -- alt text in web pages -------------------------------------------------------------------
+def altfill_started(folder: str, dry_run: bool = False) -> str:
+    return f"{'Previewing alt text for' if dry_run else 'Filling alt text in'} the web pages in {folder}"
+
+
+def altfill_milestone(done: int, total: int, previous: int) -> str | None:
+    """A spoken progress line at each quarter of a long run (never for a short one, nor the end)."""
+    if total < 8 or done >= total or done * 4 // total <= previous * 4 // total:
+        return None
+    return f"Alt text for web pages: {done} of {total} pictures described"
+
+
+def altfill_outcome(summary: str, interrupted: bool, dry_run: bool, report: str = "") -> str:
+    head = "Alt text preview" if dry_run else "Alt text in web pages"
+    head += " stopped" if interrupted else " finished"
+    tail = f". Report: {Path(report).name} (Open report, Alt+P)" if report else ""
+    return f"{head}: {summary}{tail}"
+
+
+def altfill_failed(error: str) -> str:
+    return f"Filling alt text in web pages failed: {error}"
+
+
+ALTFILL_STOPPING = "Stopping after the pictures being described; what is described so far is written…"
+
+
 # -- teaching --------------------------------------------------------------------------------
 TEACH_PREPARING = "Reading your pictures and preparing…"
 TEACH_STOPPING = "Stopping…"

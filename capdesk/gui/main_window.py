@@ -104,6 +104,7 @@ class MainWindow(QMainWindow):
         self._action(f, "&Open folder…", self.choose_folder, QKeySequence.StandardKey.Open)
         self._action(f, "Open &images…", self.choose_images, "Ctrl+Shift+O")
         self._action(f, "&Batch export alt text…", self.open_batch_dialog, "Ctrl+B")
+        self._action(f, "&Fill alt text in web pages…", self.open_altfill_dialog, "Ctrl+Shift+A")
         f.addSeparator()
         self._action(f, "&Quit", self.close, "Ctrl+Q")
         c = mb.addMenu("&Caption")
@@ -268,6 +269,13 @@ class MainWindow(QMainWindow):
         dlg = BatchDialog(self, self.settings.last_folder)
         dlg.exec()
         dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
+
+    def open_altfill_dialog(self) -> None:
+        from .dialogs import AltFillDialog
+
+        dlg = AltFillDialog(self, self.settings.last_folder)
+        dlg.exec()
+        dlg.deleteLater()
 
     def open_models_dialog(self) -> None:
         from .dialogs import ModelsDialog

@@ -1,0 +1,102 @@
+"""Fill alt text in web pages: the HTML and Markdown pages of a folder get the descriptions of their
+pictures, with progress, cancel, a spoken outcome and a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
+
+from capdesk import messages
+from capdesk.altfill_job import AltFillJob, default_report_path
+
+from ..widgets import button, named
+from .common import FolderJobDialog
+
+REPORT_SUFFIXES = {0: ".html", 1: ".json"}
+
+
+class AltFillDialog(FolderJobDialog):
+    """Choose a site folder and options; run with progress and cancel; open the report."""
+
+    def __init__(self, window, folder: str = "") -> None:
+        super().__init__(window, "Fill alt text in web pages")
+        form = QFormLayout()
+        intro = QLabel("Images in the folder's HTML and Markdown pages that have no alt text get the description "
+                       "of their picture. Nothing else in a page changes, and each changed page's original is kept "
+                       "in CapDesk's backup folder.")
+        intro.setWordWrap(True)
+        self._folder_row(form, folder, "Folder of web pages")
+        self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
+        self.recursive.setChecked(True)
+        self.include_empty = named(QCheckBox('Fill &empty alt text (alt="", marked decorative) too'),
+                                   "Fill empty alt text too",
+                                   'Also fill images whose author wrote alt="" to mark them decorative')
+        self.dry_run = named(QCheckBox("Pre&view only: change no page"), "Preview only",
+                             "List what would be written in the report, and change no page")
+        self.report_fmt = named(QComboBox(), "Report format")
+        self.report_fmt.addItems(["HTML page (for review)", "JSON", "No report"])
+        for w in (self.recursive, self.include_empty, self.dry_run):
+            form.addRow(w)
+        rl = QLabel("&Report:")
+        rl.setBuddy(self.report_fmt)
+        form.addRow(rl, self.report_fmt)
+        lay = QVBoxLayout(self)
+        lay.addWidget(intro)
+        lay.addLayout(form)
+        self._progress_rows(lay, "Alt text")
+        self.start_btn = button("&Start", "Fill the alt text", self.start)
+        self.cancel_btn = button("&Cancel", "Stop after the pictures being described", self.cancel)
+        self.open_btn = button("Open re&port", "Open the report", self.open_report)
+        self.close_btn = button("C&lose", "Close this dialog", self.reject)
+        self.open_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(False)
+        buttons = QHBoxLayout()
+        for b in (self.start_btn, self.cancel_btn, self.open_btn, self.close_btn):
+            buttons.addWidget(b)
+        lay.addLayout(buttons)
+        self.job: AltFillJob | None = None
+        self.result = None
+        self.report_path = ""
+
+    def start(self) -> None:
+        folder = Path(self.folder.text().strip())
+        ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
+        self.report_path = str(default_report_path(ext)) if ext else ""
+        dry = self.dry_run.isChecked()
+        self.job = AltFillJob(self.session, folder, self.recursive.isChecked(), self.include_empty.isChecked(),
+                              dry, self.report_path, on_progress=self._progress, on_finished=self._finished)
+        self.result = None
+        self.open_btn.setEnabled(False)
+        if self.job.start():
+            self.status.setText(messages.altfill_started(str(folder), dry))
+            self._running(True)
+        else:
+            self.status.setText(messages.not_a_folder(str(folder)))
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self.job is not None and self.job.running:
+            self.status.setText(messages.ALTFILL_STOPPING)
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(done)
+        self.status.setText(messages.batch_progress(done, total, name))
+
+    def _finished(self, result, text: str) -> None:
+        self.result = result
+        self.status.setText(text)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(1 if result is not None else 0)
+        self.open_btn.setEnabled(bool(result is not None and self.report_path))
+        self._running(False)
+
+    def _after_run_focus(self):
+        return self.open_btn if self.open_btn.isEnabled() else self.close_btn
+
+    def open_report(self) -> None:
+        if self.report_path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))
