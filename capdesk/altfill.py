@@ -15,6 +15,7 @@ import difflib
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -185,8 +186,11 @@ def scan_page(path: Path) -> _Page:
     """Read a page and find its image references; a page that cannot be read has its row's error."""
     page = _Page(path, PAGE_SUFFIXES.get(path.suffix.lower(), "html"), PageRow(str(path), "unchanged"))
     try:
-        if path.stat().st_size > MAX_PAGE_BYTES:
-            raise PageError(f"too large for a page ({path.stat().st_size:,} bytes)")
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO named page.html would block the read for ever
+            raise PageError("not a regular file")
+        if st.st_size > MAX_PAGE_BYTES:
+            raise PageError(f"too large for a page ({st.st_size:,} bytes)")
         raw = path.read_bytes()
         page.text = decode_page(raw, page.syntax == "html")
     except (OSError, PageError) as exc:

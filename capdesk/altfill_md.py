@@ -80,6 +80,7 @@ def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: li
               where: Callable[[int], tuple[int, int]]) -> list[Found]:
     block = text[a:b]
     code = code_spans(block)
+    raw_html = _html_spans(block, children, code)  # an inline comment's "![](x)" is no image
     out: list[Found] = []
     tags = [c.content for c in children if c.type == "html_inline" and _IMG_TAG.match(c.content)]
     if tags:
@@ -95,7 +96,7 @@ def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: li
     skip_to = -1
     for m in re.finditer(r"!\[", block):
         p = m.start()
-        if p < skip_to or _inside(p, code) or _escaped(block, p):
+        if p < skip_to or _inside(p, code) or _inside(p, raw_html) or _escaped(block, p):
             continue
         parsed = md.parseInline(block[p:], env)[0].children or []
         if parsed and parsed[0].type == "image":
@@ -168,6 +169,23 @@ def code_spans(s: str) -> list[tuple[int, int]]:
                 break
             k = e
         i = e if k >= 0 else j
+    return spans
+
+
+def _html_spans(block: str, children: list[Token], code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where the block's inline HTML (comments, tags) lies: each piece found in order, outside code spans."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for c in children:
+        if c.type != "html_inline" or not c.content:
+            continue
+        k = block.find(c.content, at)
+        while k >= 0 and _inside(k, code):
+            k = block.find(c.content, k + 1)
+        if k < 0:
+            continue  # not found as written: the image count check below still guards the block
+        spans.append((k, k + len(c.content)))
+        at = k + len(c.content)
     return spans
 
 

@@ -227,6 +227,11 @@ def test_markdown_finder_skips_code_and_escapes_and_places_each_image(site):
     assert [f.source for f in found if f.line == 18] == ["![](../img/coffee.png)", "![][astro]"]
 
 
+def test_markdown_images_inside_html_comments_are_left_alone():
+    page = "Text <!-- ![](old.png) --> and ![](new.png).\n\n<!--\n![](block.png)\n<img src=b.png>\n-->\n"
+    assert [(f.src, f.at > 0) for f in find_markdown_images(page)] == [("new.png", True)]
+
+
 def test_markdown_alt_text_reads_back_exactly():
     alt = r"A [b] *c* _d_ `e` <f> & g | h ~ i \ j"
     md = parser()
@@ -238,10 +243,11 @@ def test_markdown_alt_text_reads_back_exactly():
 
 
 def test_an_image_markdown_it_sees_that_cannot_be_placed_is_listed_not_guessed():
-    # markdown-it sees one image; the bracket inside the raw HTML attribute looks like a second.
-    page = '<span title="![](b.png)">x</span> ![](a.png)\n'
-    found = find_markdown_images(page)
+    # markdown-it sees one image; the link address that looks like an image makes the search see two.
+    found = find_markdown_images("[x](![](b.png)) ![](a.png)\n")
     assert [(f.src, f.at, bool(f.problem)) for f in found] == [("a.png", -1, True)]
+    assert [(f.src, f.at) for f in find_markdown_images('<span title="![](b.png)">x</span> ![](a.png)\n')] == \
+        [("a.png", 36)]
 
 
 def test_page_bytes_round_trip_in_every_encoding():
