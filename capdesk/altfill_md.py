@@ -98,10 +98,10 @@ def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: li
         p = m.start()
         if p < skip_to or _inside(p, code) or _inside(p, raw_html) or _escaped(block, p):
             continue
-        parsed = md.parseInline(block[p:], env)[0].children or []
-        if parsed and parsed[0].type == "image":
-            hits.append((p, parsed[0]))
-            skip_to = p + 2 + len(parsed[0].content)  # images in an image's alt text are text
+        parsed = _first_image(md, env, block, p)
+        if parsed:
+            hits.append((p, parsed))
+            skip_to = p + 2 + len(parsed.content)  # images in an image's alt text are text
     if [(t.attrs.get("src"), t.content) for _, t in hits] != [(t.attrs.get("src"), t.content) for t in images]:
         line, col = where(a)
         return out + [Found(a, line, col, "", "markdown", str(t.attrs.get("src") or ""), alt_of(t) or None,
@@ -109,6 +109,19 @@ def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: li
     for p, tok in hits:
         out.append(_found(md, env, block, a, p, tok, where))
     return out
+
+
+def _first_image(md: MarkdownIt, env: dict, block: str, p: int) -> Token | None:
+    """The image starting at ``p``, if one does. Its own line is tried first (a gallery paragraph of a
+    thousand images would otherwise be parsed a thousand times whole); a miss there, such as a title
+    running on to the next line, is tried again on the rest of the block. The check against
+    markdown-it's own reading of the block (in ``_in_block``) is what makes a hit count."""
+    eol = block.find("\n", p)
+    for window in ((block[p:eol],) if eol >= 0 else ()) + (block[p:],):
+        parsed = md.parseInline(window, env)[0].children or []
+        if parsed and parsed[0].type == "image":
+            return parsed[0]
+    return None
 
 
 def _found(md: MarkdownIt, env: dict, block: str, a: int, p: int, tok: Token,

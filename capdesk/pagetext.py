@@ -35,27 +35,23 @@ class PageText:
     encoding: str  # the codec used (a Python codec name)
     bom: bytes = b""
 
-    def offset_in_bytes(self, index: int) -> int:
-        """Where character ``index`` of ``text`` starts in ``raw``."""
-        return len(self.bom) + len(self.text[:index].encode(self.encoding, "surrogateescape"))
-
     def encode_new(self, piece: str) -> bytes:
         """Inserted text in the page's encoding; what it cannot hold as numeric character references."""
         return piece.encode(self.encoding, "xmlcharrefreplace")
 
     def with_insertions(self, inserts: list[tuple[int, str]]) -> bytes:
         """The page's bytes with each ``(character offset, text)`` inserted; every other byte as it was."""
-        out, last = [], 0
-        expected = []
-        prev = 0
+        out: list[bytes] = []
+        expected: list[str] = []
+        chars, at_byte, copied = 0, len(self.bom), 0  # copied: raw bytes already in out (the BOM goes first)
         for at, piece in sorted(inserts, key=lambda x: x[0]):
-            b = self.offset_in_bytes(at)
+            at_byte += len(self.text[chars:at].encode(self.encoding, "surrogateescape"))
             added = self.encode_new(piece)
-            out += [self.raw[last:b], added]
-            expected += [self.text[prev:at], added.decode(self.encoding)]
-            last, prev = b, at
-        out.append(self.raw[last:])
-        expected.append(self.text[prev:])
+            out += [self.raw[copied:at_byte], added]
+            expected += [self.text[chars:at], added.decode(self.encoding)]
+            chars, copied = at, at_byte
+        out.append(self.raw[copied:])
+        expected.append(self.text[chars:])
         data = b"".join(out)
         # A codec whose bytes depend on what came before (ISO-2022 and the like) would make the
         # splice wrong: read the result back and refuse rather than write a damaged page.

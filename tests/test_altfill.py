@@ -227,6 +227,14 @@ def test_markdown_finder_skips_code_and_escapes_and_places_each_image(site):
     assert [f.source for f in found if f.line == 18] == ["![](../img/coffee.png)", "![][astro]"]
 
 
+def test_markdown_gallery_and_titles_over_two_lines_are_placed():
+    gallery = "".join(f"![](p{i:04d}.jpg)\n" for i in range(1000))  # one paragraph of a thousand images
+    found = find_markdown_images(gallery)
+    assert [f.at for f in found] == [gallery.index(f"![](p{i:04d}") + 2 for i in range(1000)]
+    (f, g) = find_markdown_images('Look ![](a.png "two\nlines") and ![](b.png)\n')
+    assert f.source == '![](a.png "two\nlines")' and (f.at, g.at) == (7, 34)
+
+
 def test_markdown_images_inside_html_comments_are_left_alone():
     page = "Text <!-- ![](old.png) --> and ![](new.png).\n\n<!--\n![](block.png)\n<img src=b.png>\n-->\n"
     assert [(f.src, f.at > 0) for f in find_markdown_images(page)] == [("new.png", True)]
