@@ -231,7 +231,7 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool) -> tuple[Image
     if file is None:
         row.status, row.note = FillStatus.SKIPPED, why
         return row, None
-    row.file = str(file)
+    row.file = os.path.normpath(file)  # "docs/../img/a.png" said as "img/a.png"
     if not file.is_file():
         row.status, row.error = FillStatus.FAILED, "no such picture file" if not file.exists() else "not a file"
         return row, None
