@@ -16,6 +16,7 @@ from typing import Any
 from PIL import Image
 
 from capdesk.describe import Described
+from capdesk.status import SaidAs
 
 
 class PictureStatus(Enum):
@@ -77,7 +78,7 @@ class Picture:
 
     @property
     def reason(self) -> str | None:
-        return getattr(self.described, "reason", None)
+        return self.described.reason if self.described is not None else None
 
     @property
     def withheld(self) -> bool:
@@ -85,8 +86,9 @@ class Picture:
         d = self.described
         if d is None or d.caption is None:
             return True
-        said_as = getattr(d, "said_as", None)
-        return said_as in ("withheld", "none") if said_as is not None else d.in_domain is False
+        if d.said_as is None:  # a description from before the wording rule: the gate alone decides
+            return d.in_domain is False
+        return d.said_as in (SaidAs.WITHHELD, SaidAs.NONE)
 
 
 class Notifier:

@@ -25,7 +25,7 @@ from capdesk.engine import expand_paths
 from capdesk.imageio import ImageError, is_image_path, load_image
 from capdesk.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
 from capdesk.settings import Settings
-from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
+from capdesk.sidecars import AltText, SidecarWriter
 from capdesk.speech import Priority, Speaker, SpeechError, Voice
 from capdesk.tasks import Runner
 
@@ -35,8 +35,7 @@ __all__ = ["Kind", "Message", "Notifier", "Picture", "PictureStatus", "Session"]
 
 
 def _needs_review(d: Described) -> bool:
-    review = getattr(d, "review", None)
-    return (not d.certain) if review is None else bool(review)
+    return bool(d.review)
 
 
 class Session:
@@ -63,10 +62,7 @@ class Session:
 
     # -- services ---------------------------------------------------------------------------
     def _make_writer(self) -> SidecarWriter:
-        s = self.settings
-        if hasattr(s, "sidecar_options"):  # the settings' own mapping, with every sidecar option
-            return SidecarWriter(s.sidecar_options())
-        return SidecarWriter(SidecarOptions(tuple(s.sidecar_formats) or ("txt",), s.txt_name, s.xmp_name, s.lang))
+        return SidecarWriter(self.settings.sidecar_options())
 
     def apply_settings(self) -> None:
         """After the settings changed: new writer, describer loaded afresh, watcher and voice restarted."""

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QL
 
 from capdesk import messages
 from capdesk.jobs import BatchJob
-from capdesk.sidecars import SidecarOptions, SidecarWriter
+from capdesk.sidecars import SidecarWriter
 
 from ..widgets import button, named
 from .common import FolderJobDialog
@@ -74,10 +74,7 @@ class BatchDialog(FolderJobDialog):
         s = self.window_.settings
         chosen = {"formats": formats, "xmp_name": "ext" if self.xmp_name.currentIndex() == 0 else "stem",
                   "overwrite": self.overwrite.isChecked()}
-        if hasattr(s, "sidecar_options"):
-            writer = SidecarWriter(s.sidecar_options(**chosen))
-        else:
-            writer = SidecarWriter(SidecarOptions(txt_name=s.txt_name, lang=s.lang, **chosen))
+        writer = SidecarWriter(s.sidecar_options(**chosen))
         ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
         self.report_path = str(folder / f"capdesk-report{ext}") if ext else ""
         self.job = BatchJob(self.session, writer, folder, self.recursive.isChecked(), self.report_path,

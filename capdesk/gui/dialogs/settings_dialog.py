@@ -79,11 +79,10 @@ class SettingsDialog(QDialog):
         self.xmp = add("&XMP sidecars:", QCheckBox(), "Write XMP sidecars")
         self.xmp.setChecked("xmp" in settings.sidecar_formats)
         self.ext_descr = QCheckBox()
-        if hasattr(settings, "ext_descr"):
-            add("Longer &description in XMP:", self.ext_descr, "Longer description in XMP sidecars")
-            self.ext_descr.setToolTip("Also write IPTC ExtDescrAccessibility: what the model said, the tags, "
-                                      "the text read and plain facts about the picture")
-            self.ext_descr.setChecked(bool(settings.ext_descr))
+        add("Longer &description in XMP:", self.ext_descr, "Longer description in XMP sidecars")
+        self.ext_descr.setToolTip("Also write IPTC ExtDescrAccessibility: what the model said, the tags, "
+                                  "the text read and plain facts about the picture")
+        self.ext_descr.setChecked(bool(settings.ext_descr))
         self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
         self.xmp_name.addItems(list(limits.SIDECAR_NAMINGS))
         self.xmp_name.setCurrentText(settings.xmp_name)
@@ -110,8 +109,7 @@ class SettingsDialog(QDialog):
         s.rate = self.rate.value()
         s.volume = self.volume.value()
         s.sidecar_formats = [f for f, b in (("txt", self.txt), ("xmp", self.xmp)) if b.isChecked()] or ["txt"]
-        if hasattr(s, "ext_descr"):
-            s.ext_descr = self.ext_descr.isChecked()
+        s.ext_descr = self.ext_descr.isChecked()
         s.xmp_name = self.xmp_name.currentText()
         s.lang = self.lang.text().strip() or "en"
         s.confidence_threshold = self.threshold.value()
