@@ -137,3 +137,16 @@ def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(default_bundle, shrun
         err = (w - small.state_dict()[name]).abs().max().item()
         assert err <= w.abs().max().item() / 254 + 1e-6, name
     assert isinstance(small, torch.nn.Module)
+
+
+def test_capdesk_train_shrink_command(default_bundle, tmp_path, capsys):
+    pytest.importorskip("onnx")
+    from training.cli import main
+
+    out = tmp_path / "small"
+    assert main(["shrink", str(default_bundle), "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["bundle"] == str(out) and said["model_mb"] <= 25
+    with pytest.raises(SystemExit):
+        main(["shrink", str(tmp_path / "nothing-here")])
+    assert "not a model bundle folder" in capsys.readouterr().err

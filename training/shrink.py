@@ -73,16 +73,19 @@ def quantise_decoder(src: Path, dst: Path) -> None:
     inits = {i.name: int(np.prod(i.dims)) for i in model.graph.initializer}
     small = [n.name for n in model.graph.node if n.op_type in ("MatMul", "Gemm")
              and not any(inits.get(x, 0) >= MIN_ELEMENTS for x in n.input)]
-    quiet = logging.getLogger().level
+    root = logging.getLogger()
+    level = root.level
     # The quantiser logs a hint about shape pre-processing on the root logger; it does not apply to
     # graphs exported with static shapes but a dynamic batch, so it would only alarm.
-    logging.getLogger().setLevel(logging.ERROR)
-    with tempfile.TemporaryDirectory() as tmp:
-        q = Path(tmp) / src.name
-        quantize_dynamic(str(src), str(q), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul", "Gemm"], nodes_to_exclude=small)
-        model = onnx.load(str(q))
-    logging.getLogger().setLevel(quiet)
+    root.setLevel(logging.ERROR)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            q = Path(tmp) / src.name
+            quantize_dynamic(str(src), str(q), weight_type=QuantType.QInt8, per_channel=True,
+                             op_types_to_quantize=["MatMul", "Gemm"], nodes_to_exclude=small)
+            model = onnx.load(str(q))
+    finally:
+        root.setLevel(level)
     onnx.save(float16_storage(model), str(dst))
 
 
