@@ -1,4 +1,4 @@
-"""``capdesk train`` / ``python -m training``: prepare, train, evaluate, export, finetune."""
+"""``capdesk train`` / ``python -m training``: prepare, train, evaluate, export, finetune, release, shrink."""
 
 from __future__ import annotations
 
@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="teach an installed model your own images and captions; installs a new model")
     sub.add_parser("release", add_help=False, prefix_chars="\0",
                    help="export + tune decoding on val + test metrics + attention sheet, into a bundle")
+    sub.add_parser("shrink", add_help=False, prefix_chars="\0",
+                   help="float16 encoder and int8 decoder weights: a bundle under half the size, decoding faster")
     return ap
 
 
@@ -101,6 +103,10 @@ def _main(argv: list[str] | None = None) -> int:
         from training.release import main as release_main
 
         return release_main(argv[1:])
+    if argv and argv[0] == "shrink":
+        from training.shrink import main as shrink_main
+
+        return shrink_main(argv[1:])
     if argv and argv[0] == "finetune":
         from training.finetune import main as finetune_main
 

@@ -179,10 +179,10 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
     exporter stores transposed for a MatMul; those are matched by shape.
     """
     import onnx
-    from onnx import numpy_helper
 
     from capdesk.bundle import open_bundle
     from training.model import DecoderConfig
+    from training.shrink import float_initializers
 
     b = open_bundle(bundle_path)
     cfg_d = {k: v for k, v in b.manifest["decoder"].items() if k in DecoderConfig.__dataclass_fields__}
@@ -191,12 +191,13 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
     got: dict[str, torch.Tensor] = {}
     for fn in ("decoder_init.onnx", "decoder_step.onnx"):
         g = onnx.load_from_string(b.read_verified(fn))
-        for init in g.graph.initializer:
-            arr = torch.from_numpy(numpy_helper.to_array(init).copy())
-            name = init.name[4:] if init.name.startswith("dec.") else init.name
+        # A shrunk bundle (training/shrink.py) stores weights as float16 or int8: read back as float32.
+        for init_name, value in float_initializers(g.graph).items():
+            arr = torch.from_numpy(value.copy())
+            name = init_name[4:] if init_name.startswith("dec.") else init_name
             if name in want:
                 got[name] = arr
-            elif init.name.startswith("onnx::MatMul"):
+            elif init_name.startswith("onnx::MatMul"):
                 for cand in ("feat_att.weight", "full_att.weight"):
                     if cand not in got and tuple(want[cand].shape) == tuple(arr.T.shape):
                         got[cand] = arr.T.contiguous()

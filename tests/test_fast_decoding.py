@@ -1,0 +1,152 @@
+"""The engine's faster decoding gives the very words of the plain path, and a shrunk bundle (float16
+encoder, int8 decoder) loads in the same app, smaller, with word probabilities close to float32."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from conftest import SAMPLES
+
+from capdesk.beam import beam_search
+from capdesk.engine import Engine
+
+NAMES = ("astronaut.png", "chelsea.png", "coffee.png", "page.png", "rocket.jpg")
+
+
+def plain_captions(engine: Engine, batch: np.ndarray, beam: int) -> list[tuple[list[str], float]]:
+    """Decoding as it was first written: default session options, features gathered at every word."""
+    import onnxruntime as ort
+
+    def sess(fn):
+        return ort.InferenceSession(engine.bundle.read_verified(fn), providers=["CPUExecutionProvider"])
+
+    enc, init, step_s = sess("encoder.onnx"), sess("decoder_init.onnx"), sess("decoder_step.onnx")
+    feats = enc.run(["features"], {"image": batch})[0]
+    h0, c0, proj = init.run(None, {"features": feats})
+
+    def step(words, h, c, rows):
+        return step_s.run(None, {"word": words, "h": h, "c": c, "features": feats[rows], "projected": proj[rows]})
+
+    hyps = beam_search((h0, c0), step, len(batch), beam, engine.max_len, engine.start, engine.end,
+                       engine.length_alpha, engine.block_ngram, banned=(engine.pad, engine.start, engine.unk))
+    return [([engine.vocab[i] for i in hy.ids], float(sum(hy.logprobs))) for hy in hyps]
+
+
+@pytest.fixture(scope="module")
+def sample_batch(engine) -> np.ndarray:
+    return np.stack([engine.preprocess.load(SAMPLES / n)[1] for n in NAMES])
+
+
+@pytest.mark.parametrize("beam", [1, 3, 5])
+def test_faster_path_gives_the_same_words_as_before(engine, sample_batch, beam):
+    want = plain_captions(engine, sample_batch, beam)
+    batched = engine.caption_arrays(sample_batch, beam)
+    single = [engine.caption_arrays(sample_batch[i:i + 1], beam)[0] for i in range(len(NAMES))]
+    for (words, lp), b, s in zip(want, batched, single):
+        assert b.words == s.words == words
+        assert b.logprob == pytest.approx(lp, abs=1e-3) and s.logprob == pytest.approx(lp, abs=1e-3)
+
+
+def test_decoder_runs_on_one_thread_and_the_encoder_on_those_asked(default_bundle):
+    e = Engine(str(default_bundle), provider="cpu", threads=2)
+    assert e.encoder.get_session_options().intra_op_num_threads == 2
+    assert e.dec_step.get_session_options().intra_op_num_threads == 1
+    assert e.dec_init.get_session_options().intra_op_num_threads == 1
+
+
+@pytest.fixture(scope="module")
+def shrunk_bundle(default_bundle, tmp_path_factory):
+    pytest.importorskip("onnx", reason="shrinking needs the train extra (onnx)")
+    from training.shrink import shrink_bundle
+
+    out = tmp_path_factory.mktemp("shrink") / "everyday-small"
+    shrink_bundle(default_bundle, out)
+    return out
+
+
+def test_shrunk_bundle_is_small_and_keeps_the_contract(default_bundle, shrunk_bundle):
+    import onnxruntime as ort
+
+    from capdesk.bundle import open_bundle
+    from training.shrink import WEIGHTS, model_bytes
+
+    m = json.loads((shrunk_bundle / "manifest.json").read_text())
+    assert m["weights"]["kind"] == WEIGHTS
+    assert model_bytes(m) <= 25e6, model_bytes(m)
+    assert open_bundle(shrunk_bundle).verify() == []
+    for fn in ("encoder.onnx", "decoder_init.onnx", "decoder_step.onnx"):
+        old = ort.InferenceSession(str(default_bundle / fn), providers=["CPUExecutionProvider"])
+        new = ort.InferenceSession(str(shrunk_bundle / fn), providers=["CPUExecutionProvider"])
+        for a, b in ((old.get_inputs(), new.get_inputs()), (old.get_outputs(), new.get_outputs())):
+            assert [(x.name, x.type) for x in a] == [(x.name, x.type) for x in b]
+    # The original is untouched.
+    assert "weights" not in json.loads((default_bundle / "manifest.json").read_text())
+
+
+def test_shrunk_words_stay_close_to_float32(engine, shrunk_bundle, sample_batch):
+    """The stated tolerance: at the first word, each word's probability within 0.01 of float32's
+    and the likeliest word the same; every sample still gets a sentence."""
+    small = Engine(str(shrunk_bundle), provider="cpu")
+    probs = []
+    for e in (engine, small):
+        f, _ = e.encode(sample_batch)
+        h, c, p = e.dec_init.run(None, {"features": f})
+        words = np.full(len(f), e.start, np.int64)
+        logp = e.dec_step.run(None, {"word": words, "h": h, "c": c, "features": f, "projected": p})[0]
+        probs.append(np.exp(logp.astype(np.float64)))
+    assert np.abs(probs[0] - probs[1]).max() < 0.01
+    assert (probs[0].argmax(1) == probs[1].argmax(1)).all()
+    for cap in small.caption_arrays(sample_batch, 3):
+        assert cap.words and cap.text.endswith(".")
+
+
+def test_shrinking_twice_changes_nothing(shrunk_bundle, tmp_path):
+    from training.shrink import shrink_bundle
+
+    again = tmp_path / "again"
+    shrink_bundle(shrunk_bundle, again)
+    for fn in ("encoder.onnx", "decoder_init.onnx", "decoder_step.onnx", "manifest.json"):
+        assert (again / fn).read_bytes() == (shrunk_bundle / fn).read_bytes()
+
+
+def test_shrink_refuses_a_damaged_bundle(default_bundle, tmp_path):
+    pytest.importorskip("onnx")
+    from training.shrink import ShrinkError, shrink_bundle
+
+    bad = tmp_path / "bad"
+    shutil.copytree(default_bundle, bad)
+    with open(bad / "decoder_step.onnx", "r+b") as fh:
+        fh.seek(1000)
+        fh.write(b"\0" * 16)
+    with pytest.raises(ShrinkError, match="not a sound bundle"):
+        shrink_bundle(bad, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(default_bundle, shrunk_bundle):
+    torch = pytest.importorskip("torch")
+    from training.export import decoder_from_bundle
+
+    full, _, _ = decoder_from_bundle(default_bundle)
+    small, _, _ = decoder_from_bundle(shrunk_bundle)
+    for name, w in full.state_dict().items():
+        # int8 per channel: each weight within half a quantisation step (1/254 of its row's range)
+        err = (w - small.state_dict()[name]).abs().max().item()
+        assert err <= w.abs().max().item() / 254 + 1e-6, name
+    assert isinstance(small, torch.nn.Module)
+
+
+def test_capdesk_train_shrink_command(default_bundle, tmp_path, capsys):
+    pytest.importorskip("onnx")
+    from training.cli import main
+
+    out = tmp_path / "small"
+    assert main(["shrink", str(default_bundle), "--out", str(out)]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["bundle"] == str(out) and said["model_mb"] <= 25
+    with pytest.raises(SystemExit):
+        main(["shrink", str(tmp_path / "nothing-here")])
+    assert "not a model bundle folder" in capsys.readouterr().err
