@@ -53,6 +53,21 @@ def _source_tables(test: dict) -> str:
     return "\n\n".join(parts)
 
 
+def _weights(w: dict) -> str:
+    """What shrinking the stored weights cost: sizes and the test figures before and after."""
+    if not w:
+        return ""
+    before, after = sum(w.get("bytes_before", {}).values()), sum(w.get("bytes_after", {}).values())
+    q = w.get("quality_test", {})
+    qb, qa = q.get("before", {}), q.get("after", {})
+    line = (f"Stored weights: {w.get('kind', '')} (`capdesk train shrink`): model files "
+            f"{before / 1e6:.1f} MB → {after / 1e6:.1f} MB.")
+    if qb and qa:
+        line += (f" On the test split at beam {q.get('beam')}: BLEU-4 {qb['BLEU-4']:.3f} → {qa['BLEU-4']:.3f}, "
+                 f"CIDEr {qb['CIDEr']:.3f} → {qa['CIDEr']:.3f}; the figures above are of the float32 weights.")
+    return line
+
+
 def render(manifest: dict, notes: dict) -> str:
     m = manifest
     t = m.get("metrics", {}).get("test", {})
@@ -103,6 +118,8 @@ def render(manifest: dict, notes: dict) -> str:
         _source_tables(t),
         "",
         notes.get("figures", ""),
+        "",
+        _weights(m.get("weights", {})),
         "",
         "## Knowing its limits",
         "",
