@@ -1,5 +1,6 @@
-"""Memory: peak resident memory (RSS) of ``capdesk caption`` on 100 photos, and whether memory
-grows over a 1,000-photo batch (RSS sampled every 100 photos).
+"""Memory: peak resident memory (RSS) of ``capdesk caption`` on 100 photos, whether memory grows
+over a 1,000-photo batch (RSS sampled every 100 photos), and the window's RSS after captioning a
+folder of 100 photos.
 
 Each measure runs in a fresh child process that reads its own ``VmHWM`` (peak RSS) and ``VmRSS``
 from /proc when it ends: a child's ``ru_maxrss`` can carry its parent's peak, /proc cannot. Photos
@@ -14,12 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 DATA = Path(os.environ.get("CAPDESK_SHARED_DATA", ROOT.parent / "shared" / "data")) / "everyday" / "images"
 
 # Runs ``capdesk caption`` in this process and, as it exits, writes its peak and current RSS.
@@ -53,6 +56,54 @@ for r in d.describe_paths(paths, batch_size=8):
         now, peak = rss()
         samples.append({'photos': done, 'rss_mb': now, 'peak_rss_mb': peak})
 print(json.dumps({'samples': samples, 'failed': failed}))
+"""
+
+
+# Opens a folder in the real window and runs the batch dialog over it; RSS when all is done.
+GUI_CHILD = """
+import json, sys
+from pathlib import Path
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+from capdesk.gui.dialogs import BatchDialog
+from capdesk.gui.main_window import MainWindow
+from capdesk.settings import Settings
+def rss():
+    st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)
+    kb = lambda k: round(int(st[k].split()[0]) / 1024, 1)
+    return {'rss_mb': kb('VmRSS'), 'peak_rss_mb': kb('VmHWM')}
+folder, out, model, limit_s = Path(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+app = QApplication(['capdesk'])
+win = MainWindow(Settings(speech='off', model=model))
+win.show()
+app.processEvents()
+report = {'window_shown': rss(), 'settings': {'model': model or 'automatic', 'ocr': win.settings.ocr}}
+loop = QEventLoop()
+guard = QTimer(singleShot=True, interval=int(limit_s * 1000))
+guard.timeout.connect(lambda: (report.update(timed_out=True), loop.quit()))
+guard.start()
+win.open_path(folder)
+dlg = BatchDialog(win, str(folder))
+dlg.show()
+dlg.start()
+job = dlg.job
+if job is None or not job.running:
+    sys.exit('the batch did not start: ' + dlg.status.text())
+# The end is delivered through this thread's event loop, which has not run yet: none is missed.
+said = job.on_finished
+job.on_finished = lambda result, text: (said(result, text), loop.quit())
+loop.exec()
+# Opening the folder captioned its first picture; that may still be under way.
+if win.session._busy and not report.get('timed_out'):
+    win.session.busy_changed.connect(lambda busy: busy or loop.quit())
+    loop.exec()
+report['after_batch'] = rss()
+res = dlg.result
+report.update(listed=win.list.count(), outcome=dlg.status.text(), models=sorted(win.session.describer().engines),
+              counts=res.counts() if res is not None else None, photos=len(res.rows) if res is not None else 0)
+Path(out).write_text(json.dumps(report))
+dlg.close()
+win.close()
 """
 
 
@@ -96,10 +147,40 @@ def batch_growth(paths: list[str], model: str | None, every: int = 100) -> dict:
     return res
 
 
+def gui_after_folder(n: int, model: str | None, limit_s: float = 1800) -> dict:
+    """The window's RSS and peak after captioning a folder of ``n`` photos through its batch export
+    dialog. The folder holds copies (the batch writes sidecars beside them), in JPEG where the
+    original is of a kind the window's folder listing skips."""
+    try:
+        import PySide6  # noqa: F401
+    except ImportError:
+        return {"skipped": "PySide6 is not installed"}
+    from capdesk.imageio import is_image_path, load_image
+
+    files = sorted(p for p in DATA.iterdir() if p.suffix.lower() in (".avif", ".jpg", ".jpeg", ".png"))[:n]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "photos"
+        folder.mkdir()
+        for f in files:
+            if is_image_path(f):
+                shutil.copy(f, folder / f.name)
+            else:  # a folder lists only the kinds of file it knows (AVIF is not among them): JPEG copies
+                load_image(f).save(folder / f"{f.stem}.jpg", quality=92)
+        out = Path(tmp) / "rss.json"
+        env = dict(child_env(), CAPDESK_SETTINGS=str(Path(tmp) / "settings.json"),
+                   XDG_STATE_HOME=str(Path(tmp) / "state"))
+        run = subprocess.run([sys.executable, "-c", GUI_CHILD, str(folder), str(out), model or "", str(limit_s)],
+                             env=env, capture_output=True, text=True)
+        res = json.loads(out.read_text()) if out.exists() else {"error": run.stderr[-500:]}
+    res.update(exit_code=run.returncode, folder_photos=len(files))
+    return res
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--photos", type=int, default=100)
+    ap.add_argument("--photos", type=int, default=100, help="photos for capdesk caption (0: skip it)")
     ap.add_argument("--batch", type=int, default=1000, help="photos in the growth run (0: skip it)")
+    ap.add_argument("--gui-photos", type=int, default=100, help="photos in the window's folder (0: skip it)")
     ap.add_argument("--model", default=None)
     ap.add_argument("--json", dest="json_out")
     ns = ap.parse_args()
@@ -107,12 +188,16 @@ def main() -> int:
         print(f"no photos at {DATA}: the memory bench needs the everyday data set")
         return 0
     info: dict = {"model": ns.model or "default", "photos_from": str(DATA)}
-    info["caption_1_photo"] = cli_peak(photos(1), ns.model)
-    info[f"caption_{ns.photos}_photos"] = cli_peak(photos(ns.photos), ns.model)
-    print(json.dumps({k: v for k, v in info.items() if k.startswith("caption")}))
+    if ns.photos:
+        info["caption_1_photo"] = cli_peak(photos(1), ns.model)
+        info[f"caption_{ns.photos}_photos"] = cli_peak(photos(ns.photos), ns.model)
+        print(json.dumps({k: v for k, v in info.items() if k.startswith("caption")}))
     if ns.batch:
         info[f"batch_{ns.batch}_photos"] = batch_growth(photos(ns.batch), ns.model)
         print(json.dumps(info[f"batch_{ns.batch}_photos"]))
+    if ns.gui_photos:
+        info[f"gui_folder_{ns.gui_photos}_photos"] = gui_after_folder(ns.gui_photos, ns.model)
+        print(json.dumps(info[f"gui_folder_{ns.gui_photos}_photos"]))
     if ns.json_out:
         Path(ns.json_out).write_text(json.dumps(info, indent=2))
     return 0
