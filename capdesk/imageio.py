@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 IMAGE_SUFFIXES = frozenset(
-    {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm"}
+    {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm", ".avif"}
 )
 
 # Pillow's own bomb limit is a warning at 89 Mpx; we refuse earlier and with our own message.

@@ -122,3 +122,20 @@ def test_threshold_is_one_rule_for_wording_and_review(tmp_path):
     for bad in ("1.5", "-0.1", "nan", "high"):
         r = run_cli("batch", str(d), "--threshold", bad)
         assert r.returncode == 2 and "--threshold" in r.stderr and "from 0 to 1" in r.stderr, bad
+
+
+def test_avif_pictures_in_a_folder_are_described(tmp_path):
+    """AVIF (the format of many phone and web pictures) is found in folders, not only when named."""
+    from conftest import SAMPLES
+    from PIL import Image
+
+    d = tmp_path / "photos"
+    d.mkdir()
+    Image.open(SAMPLES / "chelsea.png").convert("RGB").save(d / "chelsea.avif", quality=90)
+    report = tmp_path / "report.json"
+    r = run_cli("batch", str(d), "--report", str(report), "--quiet")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(report.read_text())["rows"]
+    assert [os.path.basename(row["path"]) for row in rows] == ["chelsea.avif"]
+    assert rows[0]["status"] == "captioned", rows[0]
+    assert (d / "chelsea.txt").read_text(encoding="utf-8").strip() == rows[0]["alt_text"]

@@ -64,7 +64,7 @@ def _weights(w: dict) -> str:
             f"{before / 1e6:.1f} MB → {after / 1e6:.1f} MB.")
     if qb and qa:
         line += (f" On the test split at beam {q.get('beam')}: BLEU-4 {qb['BLEU-4']:.3f} → {qa['BLEU-4']:.3f}, "
-                 f"CIDEr {qb['CIDEr']:.3f} → {qa['CIDEr']:.3f}; the figures above are of the float32 weights.")
+                 f"CIDEr {qb['CIDEr']:.3f} → {qa['CIDEr']:.3f}.")
     return line
 
 
@@ -111,7 +111,8 @@ def render(manifest: dict, notes: dict) -> str:
         "",
         "Corpus-level BLEU-1..4 and CIDEr-D computed by the COCO caption evaluation code (pycocoevalcap) on "
         "lower-cased, punctuation-free tokens; METEOR 1.5 where Java was present. Through ONNX Runtime on "
-        "the CPU, exactly as the app runs.",
+        "the CPU, exactly as the app runs"
+        + (f", with the weights as stored ({t['weights']})." if t.get("weights") else "."),
         "",
         _table(t) if t else "(not measured)",
         "",

@@ -96,7 +96,9 @@ class Decoder(nn.Module):
         for t in range(steps):
             alpha = self.attend(feats, proj, h)
             if self.cfg.attention == "hard" and self.training:
-                dist = torch.distributions.Categorical(probs=alpha.clamp_min(1e-8))
+                # In float32 and unvalidated: under bf16 autocast the weights sum to 1 only within
+                # bf16's precision, which the simplex check rejects; Categorical renormalises anyway.
+                dist = torch.distributions.Categorical(probs=alpha.float().clamp_min(1e-8), validate_args=False)
                 loc = dist.sample()
                 loc_logp.append(dist.log_prob(loc))
                 entropy.append(dist.entropy())

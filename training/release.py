@@ -36,6 +36,8 @@ def measure(out: Path, data: Path, image_root: Path | None = None, beams: tuple[
                           decoding=manifest["decoding"], image_root=image_root)
     shutil.move(str(sheet), out / "attention-sheet.png")
     res.pop("sheet", None)
+    # Which weights the figures are of: a shrunk bundle is measured as it is stored.
+    res["weights"] = manifest.get("weights", {}).get("kind", "float32")
     manifest["metrics"] = {"test": res}
     write_manifest(out, manifest)
     return manifest

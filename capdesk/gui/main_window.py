@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from capdesk import messages
+from capdesk.imageio import IMAGE_SUFFIXES
 from capdesk.session import Message, Picture, PictureStatus, Session
 from capdesk.settings import Settings
 
@@ -204,7 +205,7 @@ class MainWindow(QMainWindow):
 
     def choose_images(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Open images", self.settings.last_folder or str(Path.home()),
-                                                "Images (*.jpg *.jpeg *.png *.bmp *.gif *.tif *.tiff *.webp)")
+                                                "Images (" + " ".join(f"*{s}" for s in sorted(IMAGE_SUFFIXES)) + ")")
         if files:
             self.open_path(*[Path(f) for f in files])
 
