@@ -2,7 +2,7 @@
 
 On each shipped model's test split: how many images pass their own model's gate and are
 routed to it (automatic choice); with the other model named, how many are caught (caption
-withheld); and synthetic pictures no model knows (blank, noise, text) caught by every gate.
+withheld); and synthetic pictures no model knows (blank, noise, text, screenshots) caught by every gate.
 Also the cost of the gate and the tags in milliseconds per image.
 
     python bench/gate_eval.py [--data ../shared/data] [--limit 0] [--json out.json]
@@ -49,7 +49,7 @@ def how_said(described, threshold: float) -> str:
 
 def synthetic(out: Path, n: int = 20) -> dict[str, list[Path]]:
     rng = np.random.default_rng(1)
-    kinds: dict[str, list[Path]] = {"blank": [], "noise": [], "text": []}
+    kinds: dict[str, list[Path]] = {"blank": [], "noise": [], "text": [], "screenshot": []}
     for i in range(n):
         p = out / f"blank{i}.png"
         Image.new("RGB", (320, 240), tuple(int(v) for v in rng.integers(0, 256, 3))).save(p)
@@ -67,7 +67,38 @@ def synthetic(out: Path, n: int = 20) -> dict[str, list[Path]]:
                    fill="black" if i % 3 else "white", font_size=20 + i % 5)
         img.save(p)
         kinds["text"].append(p)
+        p = out / f"screenshot{i}.png"
+        screenshot(rng, i).save(p)
+        kinds["screenshot"].append(p)
     return kinds
+
+
+def screenshot(rng: np.random.Generator, i: int) -> Image.Image:
+    """A desktop window as a screenshot shows it: title bar, toolbar, sidebar, lines of text, buttons."""
+    dark = i % 4 == 0
+    bg, fg, chrome = ((40, 42, 46), (220, 220, 220), (60, 63, 68)) if dark else \
+        ((250, 250, 250), (30, 30, 30), (225, 228, 232))
+    w, h = (1280, 800) if i % 2 else (1024, 768)
+    img = Image.new("RGB", (w, h), bg)
+    d = ImageDraw.Draw(img)
+    d.rectangle((0, 0, w, 32), fill=chrome)
+    d.text((12, 6), f"Document {i} - Editor", fill=fg, font_size=16)
+    for k, colour in enumerate(((237, 106, 94), (245, 191, 79), (98, 197, 84))):
+        d.ellipse((w - 90 + 26 * k, 9, w - 76 + 26 * k, 23), fill=colour)
+    d.rectangle((0, 32, w, 72), fill=chrome)
+    for k in range(8):
+        d.rounded_rectangle((12 + 44 * k, 40, 44 + 44 * k, 66), 4, outline=fg)
+    side = 200 + int(rng.integers(0, 80))
+    d.rectangle((0, 72, side, h), fill=chrome)
+    for k in range(14):
+        d.text((16, 88 + 30 * k), f"Folder {k + 1}", fill=fg, font_size=15)
+    for line in range(20):
+        d.text((side + 24, 92 + 30 * line), f"Paragraph {line}: settings, options and {rng.integers(1000)} items",
+               fill=fg, font_size=16)
+    accent = tuple(int(v) for v in rng.integers(30, 220, 3))
+    d.rounded_rectangle((w - 220, h - 56, w - 124, h - 20), 6, fill=accent)
+    d.rounded_rectangle((w - 112, h - 56, w - 16, h - 20), 6, outline=fg)
+    return img
 
 
 def main() -> int:
@@ -122,7 +153,7 @@ def main() -> int:
             ts.append(time.perf_counter() - t0)
         return statistics.median(ts) / len(batch) * 1000
 
-    gate_ms = timed(lambda: auto._route(feats))
+    gate_ms = timed(lambda: auto.route(feats))
     tags_ms = timed(lambda: [tags.top_tags(lg, eng.labels) for lg in logits])
     enc_ms = timed(lambda: eng.encode(batch), runs=7)
     res["cost_ms_per_image"] = {"gate": round(gate_ms, 3), "tags": round(tags_ms, 3),
