@@ -71,3 +71,22 @@ def test_too_little_data_and_bad_records_are_explained(tmp_path):
     assert r.returncode == 2 and "no such file or folder" in r.stderr
     r = run_cli("train", "finetune", "--data", str(d), "--out", "bad name!")
     assert r.returncode == 2 and "a model name is" in r.stderr
+
+
+def test_a_new_fine_tune_with_an_old_name_learns_from_its_own_pictures(tmp_path, user_folder):
+    """Running again after an interruption resumes; the same name over other pictures starts afresh
+    (it once resumed the old run: its words, its checkpoint, its figures)."""
+    from training.finetune import finetune
+
+    work, cache = tmp_path / "work", tmp_path / "cache"
+    first = finetune(user_folder, "mine", epochs=1, lr=1e-3, work=work, cache=cache, progress=False,
+                     models_dir=tmp_path / "models")
+    assert "zorblat" in first["training"]["new_words"]
+    other = tmp_path / "other photos"
+    shutil.copytree(user_folder, other)
+    for txt in other.glob("*.txt"):
+        txt.write_text(txt.read_text(encoding="utf-8").replace("zorblat", "quuxly"), encoding="utf-8")
+    second = finetune(other, "mine", epochs=1, lr=1e-3, work=work, cache=cache, progress=False,
+                      models_dir=tmp_path / "models")
+    assert "quuxly" in second["training"]["new_words"] and "zorblat" not in second["training"]["new_words"]
+    assert "set aside" in (work / "train.log").read_text(encoding="utf-8")

@@ -9,9 +9,11 @@ Running the same command again after an interruption resumes it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,6 +60,40 @@ DEFAULT_LR = 5e-4
 DEFAULT_EPOCHS = 30
 
 
+def _job_key(base_manifest: dict, ds: Dataset, lr: float, val_fraction: float) -> str:
+    """What a fine-tune learns from: the base's files, the pictures and their captions, the settings."""
+    h = hashlib.sha256(json.dumps({"base": base_manifest.get("files", {}), "lr": lr, "val": val_fraction},
+                                  sort_keys=True).encode())
+    for r in sorted(ds.records, key=lambda r: str(r.image)):
+        h.update(str(r.image).encode("utf-8", "surrogateescape"))
+        h.update(json.dumps(r.captions).encode())
+    return h.hexdigest()[:20]
+
+
+def _claim_work_folder(work: Path, key: str) -> bool:
+    """Keep ``work`` for resuming only if it holds this very job; else clear it (it holds only this
+    program's own checkpoints). True when an earlier, different job was cleared."""
+    mark = work / "job.json"
+    cleared = False
+    if work.exists():
+        try:
+            same = json.loads(mark.read_text(encoding="utf-8")).get("key") == key
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            # The earlier job's log file goes with its folder: its handler must not outlive it.
+            logger = logging.getLogger("training")
+            for h in list(logger.handlers):
+                if isinstance(h, logging.FileHandler) and Path(h.baseFilename).parent == work.resolve():
+                    logger.removeHandler(h)
+                    h.close()
+            shutil.rmtree(work)
+            cleared = True
+    work.mkdir(parents=True, exist_ok=True)
+    mark.write_text(json.dumps({"key": key}), encoding="utf-8")
+    return cleared
+
+
 def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = DEFAULT_EPOCHS,
              lr: float = DEFAULT_LR,
              val_fraction: float = 0.15, min_images: int = MIN_IMAGES, work: Path | None = None,
@@ -76,11 +112,15 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
     dest = (models_dir or user_models_dir()) / out_name
     work = work or Path(default_cache_dir()).parent / "finetune" / out_name
     cache = cache or Path(default_cache_dir())
-    setup_logging(work)
     try:
         ds: Dataset = read_any(Path(data), image_root)
     except (OSError, ValueError) as exc:
         raise FinetuneError(str(exc)) from None
+    fresh = _claim_work_folder(work, _job_key(base_bundle.manifest, ds, lr, val_fraction))
+    setup_logging(work)
+    if fresh:
+        log.info("a fine-tune named %r that learnt from other pictures or settings was set aside; starting afresh",
+                 out_name)
     for p in ds.problems:
         log.warning("skipped: %s", p)
     n = len(ds.records)
