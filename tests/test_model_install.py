@@ -208,7 +208,8 @@ def test_zip_bomb_is_neither_verified_into_memory_nor_installed(tmp_path, mine):
 
     r = subprocess.run([sys.executable, "-c", code, str(z)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stderr
-    assert "encoder.onnx is over 18614778 bytes" in r.stdout and "Traceback" not in r.stderr
+    size = json.loads((mine / "manifest.json").read_text())["files"]["encoder.onnx"]["size"]
+    assert f"encoder.onnx is over {size} bytes" in r.stdout and "Traceback" not in r.stderr
     maxrss_mb = int(r.stdout.split("MAXRSS_KB")[1]) / 1024
     assert maxrss_mb < 400, f"verify used {maxrss_mb:.0f} MB"
     with pytest.raises(BundleError, match="decompression bomb"):

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLES, run_cli
 
+from capdesk.picture import PictureStatus
+
 HARNESS = Path(os.environ.get("CAPDESK_ORCA_HARNESS", ROOT.parent / "shared" / "tools" / "orca_speech.sh"))
 PICTURES = ("astronaut.png", "chelsea.png", "coffee.png")
 
@@ -75,7 +77,11 @@ def heard(tmp_path_factory):
         shutil.copy(SAMPLES / n, folder / n)
     r = run_cli("caption", "--json", str(folder))  # what the window should say, from the same model
     assert r.returncode == 0, r.stderr
-    expected = {Path(d["path"]).name: d["description"] for d in map(json.loads, r.stdout.splitlines())}
+    records = [json.loads(line) for line in r.stdout.splitlines()]
+    expected = {Path(d["path"]).name: d["description"] for d in records}
+    # The list entry's words follow the same description: flagged for review or not.
+    expected.update({f"{Path(d['path']).name} status": (PictureStatus.NEEDS_REVIEW if d["review"] else
+                                                        PictureStatus.DESCRIBED).value for d in records})
     steps = base / "steps.txt"
     steps.write_text(STEPS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
@@ -110,7 +116,8 @@ def test_description_is_spoken_once_after_selecting(heard):
 def test_description_is_spoken_on_revisiting(heard):
     steps, expected, _ = heard
     revisit = _said_between(steps, "key Up", "key ctrl+b")
-    assert revisit[:2] == ["astronaut.png, described, not saved", expected["astronaut.png"].rstrip(".")], revisit
+    status = expected["astronaut.png status"]
+    assert revisit[:2] == [f"astronaut.png, {status}", expected["astronaut.png"].rstrip(".")], revisit
     assert revisit.count(expected["astronaut.png"].rstrip(".")) == 1
 
 
