@@ -5,7 +5,6 @@ session (the start, each quarter of a long run, the outcome). Qt-free, like the 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 from capdesk import messages
 from capdesk.altfill import default_backup_dir, run_alt_fill
+from capdesk.jobs import FolderJob
 from capdesk.session import Session
 
 
@@ -24,34 +24,28 @@ def default_report_path(suffix: str = ".html") -> Path:
     return folder / f"alt-fill-{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
 
 
-class AltFillJob:
+class AltFillJob(FolderJob):
+    STOPPING = messages.ALTFILL_STOPPING
+
     def __init__(self, session: Session, folder: Path, recursive: bool = False, include_empty: bool = False,
                  dry_run: bool = False, report: str = "", backup_dir: Path | None = None,
                  on_progress: Callable[[int, int, str], None] | None = None,
                  on_finished: Callable[[Any, str], None] | None = None) -> None:
-        self.session, self.folder = session, Path(folder)
-        self.recursive, self.include_empty, self.dry_run, self.report = recursive, include_empty, dry_run, report
+        super().__init__(session, folder, report, on_progress, on_finished)
+        self.recursive, self.include_empty, self.dry_run = recursive, include_empty, dry_run
         self.backup_dir = backup_dir
-        self.on_progress, self.on_finished = on_progress, on_finished
-        self.cancel_event = threading.Event()
-        self.result = None
-        self.error = ""
-        self.running = False
-        self._said_at = 0
 
-    def start(self) -> bool:
-        if not self.folder.is_dir():
-            self.session.say(messages.not_a_folder(str(self.folder)))
-            return False
-        self.running = True
-        self.session.say(messages.altfill_started(str(self.folder), self.dry_run))
-        self.session.runner.run(self._work, on_done=self._done, on_failed=lambda msg: self._done((None, msg)))
-        return True
+    def _started(self) -> str:
+        return messages.altfill_started(str(self.folder), self.dry_run)
 
-    def cancel(self) -> None:
-        if self.running and not self.cancel_event.is_set():
-            self.cancel_event.set()
-            self.session.say(messages.ALTFILL_STOPPING)
+    def _milestone(self, done: int, total: int, said_at: int) -> str | None:
+        return messages.altfill_milestone(done, total, said_at)
+
+    def _outcome(self) -> str:
+        return messages.altfill_outcome(self.result.summary(), self.result.interrupted, self.dry_run, self.report)
+
+    def _failed(self, error: str) -> str:
+        return messages.altfill_failed(error)
 
     def _work(self) -> tuple[Any, str]:
         from capdesk.altfill_report import write_report
@@ -66,25 +60,3 @@ class AltFillJob:
             Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))
         return result, ""
-
-    def _progress(self, done: int, total: int, name: str) -> None:
-        if self.on_progress:
-            self.on_progress(done, total, name)
-        line = messages.altfill_milestone(done, total, self._said_at)
-        if line:
-            self._said_at = done
-            self.session.say(line)
-
-    def _done(self, outcome: tuple[Any, str]) -> None:
-        self.result, self.error = outcome
-        self.running = False
-        self.cancel_event.clear()
-        self._said_at = 0
-        if self.error:
-            text = messages.altfill_failed(self.error)
-        else:
-            text = messages.altfill_outcome(self.result.summary(), self.result.interrupted, self.dry_run,
-                                            self.report)
-        if self.on_finished:  # first, so that the dialog has moved the focus where the outcome is said
-            self.on_finished(self.result, text)
-        self.session.say(text)

@@ -20,14 +20,16 @@ from capdesk.sidecars import SidecarWriter
 from capdesk.training_hint import training_missing
 
 
-class BatchJob:
-    """``run_batch`` over one folder with the given writer, then the report."""
+class FolderJob:
+    """A job over one folder's pictures: the start, a cancel between pictures, a spoken line at each
+    quarter, the outcome. Subclasses say what runs (``_work``) and in which words."""
 
-    def __init__(self, session: Session, writer: SidecarWriter, folder: Path, recursive: bool = False,
-                 report: str = "", on_progress: Callable[[int, int, str], None] | None = None,
+    STOPPING = ""
+
+    def __init__(self, session: Session, folder: Path, report: str = "",
+                 on_progress: Callable[[int, int, str], None] | None = None,
                  on_finished: Callable[[Any, str], None] | None = None) -> None:
-        self.session, self.writer, self.folder = session, writer, Path(folder)
-        self.recursive, self.report = recursive, report
+        self.session, self.folder, self.report = session, Path(folder), report
         self.on_progress, self.on_finished = on_progress, on_finished
         self.cancel_event = threading.Event()
         self.result = None
@@ -35,19 +37,79 @@ class BatchJob:
         self.running = False
         self._said_at = 0
 
+    # -- the words of each kind of job ----------------------------------------------------------
+    def _started(self) -> str:
+        raise NotImplementedError
+
+    def _milestone(self, done: int, total: int, said_at: int) -> str | None:
+        raise NotImplementedError
+
+    def _outcome(self) -> str:
+        raise NotImplementedError
+
+    def _failed(self, error: str) -> str:
+        raise NotImplementedError
+
+    def _work(self) -> tuple[Any, str]:
+        raise NotImplementedError
+
+    # -- the run --------------------------------------------------------------------------------
     def start(self) -> bool:
         if not self.folder.is_dir():
             self.session.say(messages.not_a_folder(str(self.folder)))
             return False
         self.running = True
-        self.session.say(messages.batch_started(str(self.folder)))
+        self.session.say(self._started())
         self.session.runner.run(self._work, on_done=self._done, on_failed=lambda msg: self._done((None, msg)))
         return True
 
     def cancel(self) -> None:
         if self.running and not self.cancel_event.is_set():
             self.cancel_event.set()
-            self.session.say(messages.BATCH_STOPPING)
+            self.session.say(self.STOPPING)
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        if self.on_progress:
+            self.on_progress(done, total, name)
+        line = self._milestone(done, total, self._said_at)
+        if line:
+            self._said_at = done
+            self.session.say(line)
+
+    def _done(self, outcome: tuple[Any, str]) -> None:
+        self.result, self.error = outcome
+        self.running = False
+        self.cancel_event.clear()
+        self._said_at = 0
+        text = self._failed(self.error) if self.error else self._outcome()
+        if self.on_finished:  # first, so that the dialog has moved the focus where the outcome is said
+            self.on_finished(self.result, text)
+        self.session.say(text)
+
+
+class BatchJob(FolderJob):
+    """``run_batch`` over one folder with the given writer, then the report."""
+
+    STOPPING = messages.BATCH_STOPPING
+
+    def __init__(self, session: Session, writer: SidecarWriter, folder: Path, recursive: bool = False,
+                 report: str = "", on_progress: Callable[[int, int, str], None] | None = None,
+                 on_finished: Callable[[Any, str], None] | None = None) -> None:
+        super().__init__(session, folder, report, on_progress, on_finished)
+        self.writer, self.recursive = writer, recursive
+
+    def _started(self) -> str:
+        return messages.batch_started(str(self.folder))
+
+    def _milestone(self, done: int, total: int, said_at: int) -> str | None:
+        return messages.batch_milestone(done, total, said_at)
+
+    def _outcome(self) -> str:
+        self.session.refresh_statuses(self.writer)
+        return messages.batch_outcome(self.result.counts(), self.result.interrupted, self.report)
+
+    def _failed(self, error: str) -> str:
+        return messages.batch_failed(error)
 
     def _work(self) -> tuple[Any, str]:
         from capdesk.batch import run_batch, write_report
@@ -63,28 +125,6 @@ class BatchJob:
         if self.report:
             write_report(result, Path(self.report))
         return result, ""
-
-    def _progress(self, done: int, total: int, name: str) -> None:
-        if self.on_progress:
-            self.on_progress(done, total, name)
-        line = messages.batch_milestone(done, total, self._said_at)
-        if line:
-            self._said_at = done
-            self.session.say(line)
-
-    def _done(self, outcome: tuple[Any, str]) -> None:
-        self.result, self.error = outcome
-        self.running = False
-        self.cancel_event.clear()
-        self._said_at = 0
-        if self.error:
-            text = messages.batch_failed(self.error)
-        else:
-            self.session.refresh_statuses(self.writer)
-            text = messages.batch_outcome(self.result.counts(), self.result.interrupted, self.report)
-        if self.on_finished:  # first, so that the dialog has moved the focus where the outcome is said
-            self.on_finished(self.result, text)
-        self.session.say(text)
 
 
 class TeachJob:
