@@ -35,7 +35,7 @@ class AltFillJob(FolderJob):
         self.recursive, self.include_empty, self.dry_run = recursive, include_empty, dry_run
         self.backup_dir = backup_dir
 
-    def _started(self) -> str:
+    def started_text(self) -> str:
         return messages.altfill_started(str(self.folder), self.dry_run)
 
     def _milestone(self, done: int, total: int, said_at: int) -> str | None:

@@ -38,7 +38,7 @@ class FolderJob:
         self._said_at = 0
 
     # -- the words of each kind of job ----------------------------------------------------------
-    def _started(self) -> str:
+    def started_text(self) -> str:
         raise NotImplementedError
 
     def _milestone(self, done: int, total: int, said_at: int) -> str | None:
@@ -59,7 +59,7 @@ class FolderJob:
             self.session.say(messages.not_a_folder(str(self.folder)))
             return False
         self.running = True
-        self.session.say(self._started())
+        self.session.say(self.started_text())
         self.session.runner.run(self._work, on_done=self._done, on_failed=lambda msg: self._done((None, msg)))
         return True
 
@@ -98,7 +98,7 @@ class BatchJob(FolderJob):
         super().__init__(session, folder, report, on_progress, on_finished)
         self.writer, self.recursive = writer, recursive
 
-    def _started(self) -> str:
+    def started_text(self) -> str:
         return messages.batch_started(str(self.folder))
 
     def _milestone(self, done: int, total: int, said_at: int) -> str | None:

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
 
-from capdesk import messages
 from capdesk.altfill_job import AltFillJob, default_report_path
 
 from ..widgets import button, named
-from .common import FolderJobDialog
+from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
 
 
-class AltFillDialog(FolderJobDialog):
+class AltFillDialog(ReportJobDialog):
     """Choose a site folder and options; run with progress and cancel; open the report."""
 
     def __init__(self, window, folder: str = "") -> None:
@@ -66,37 +63,6 @@ class AltFillDialog(FolderJobDialog):
         ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
         self.report_path = str(default_report_path(ext)) if ext else ""
         dry = self.dry_run.isChecked()
-        self.job = AltFillJob(self.session, folder, self.recursive.isChecked(), self.include_empty.isChecked(),
-                              dry, self.report_path, on_progress=self._progress, on_finished=self._finished)
-        self.result = None
-        self.open_btn.setEnabled(False)
-        if self.job.start():
-            self.status.setText(messages.altfill_started(str(folder), dry))
-            self._running(True)
-        else:
-            self.status.setText(messages.not_a_folder(str(folder)))
-
-    def cancel(self) -> None:
-        super().cancel()
-        if self.job is not None and self.job.running:
-            self.status.setText(messages.ALTFILL_STOPPING)
-
-    def _progress(self, done: int, total: int, name: str) -> None:
-        self.bar.setRange(0, max(total, 1))
-        self.bar.setValue(done)
-        self.status.setText(messages.batch_progress(done, total, name))
-
-    def _finished(self, result, text: str) -> None:
-        self.result = result
-        self.status.setText(text)
-        self.bar.setRange(0, 1)
-        self.bar.setValue(1 if result is not None else 0)
-        self.open_btn.setEnabled(bool(result is not None and self.report_path))
-        self._running(False)
-
-    def _after_run_focus(self):
-        return self.open_btn if self.open_btn.isEnabled() else self.close_btn
-
-    def open_report(self) -> None:
-        if self.report_path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))
+        self._start_job(AltFillJob(self.session, folder, self.recursive.isChecked(), self.include_empty.isChecked(),
+                                   dry, self.report_path, on_progress=self._progress, on_finished=self._finished),
+                        folder)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop
+from PySide6.QtCore import QCoreApplication, QEventLoop, QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -18,6 +19,8 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QVBoxLayout,
 )
+
+from capdesk import messages
 
 from ..widgets import StatusLabel, button, named
 
@@ -103,3 +106,46 @@ class FolderJobDialog(QDialog):
             while self.job.running and time.monotonic() < deadline:
                 QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 100)
         super().reject()
+
+
+class ReportJobDialog(FolderJobDialog):
+    """A folder job that ends in a report a person can open: batch export and alt-fill.
+    Subclasses build ``open_btn`` and set ``report_path`` before ``_start_job``."""
+
+    report_path = ""
+    result = None
+
+    def _start_job(self, job, folder: Path) -> None:
+        self.job = job
+        self.result = None
+        self.open_btn.setEnabled(False)
+        if job.start():
+            self.status.setText(job.started_text())
+            self._running(True)
+        else:
+            self.status.setText(messages.not_a_folder(str(folder)))
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self.job is not None and self.job.running:
+            self.status.setText(self.job.STOPPING)
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(done)
+        self.status.setText(messages.batch_progress(done, total, name))
+
+    def _finished(self, result, text: str) -> None:
+        self.result = result
+        self.status.setText(text)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(1 if result is not None else 0)
+        self.open_btn.setEnabled(bool(result is not None and self.report_path))
+        self._running(False)
+
+    def _after_run_focus(self):
+        return self.open_btn if self.open_btn.isEnabled() else self.close_btn
+
+    def open_report(self) -> None:
+        if self.report_path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))
