@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
 from capdesk.altfill_job import AltFillJob, default_report_path
 
-from ..widgets import button, named
+from ..widgets import named
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
@@ -44,16 +44,7 @@ class AltFillDialog(ReportJobDialog):
         lay.addWidget(intro)
         lay.addLayout(form)
         self._progress_rows(lay, "Alt text")
-        self.start_btn = button("&Start", "Fill the alt text", self.start)
-        self.cancel_btn = button("&Cancel", "Stop after the pictures being described", self.cancel)
-        self.open_btn = button("Open re&port", "Open the report", self.open_report)
-        self.close_btn = button("C&lose", "Close this dialog", self.reject)
-        self.open_btn.setEnabled(False)
-        self.cancel_btn.setEnabled(False)
-        buttons = QHBoxLayout()
-        for b in (self.start_btn, self.cancel_btn, self.open_btn, self.close_btn):
-            buttons.addWidget(b)
-        lay.addLayout(buttons)
+        self._job_buttons(lay, "Fill the alt text", "Stop after the pictures being described", report=True)
         self.job: AltFillJob | None = None
         self.result = None
         self.report_path = ""

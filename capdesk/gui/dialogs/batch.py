@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
 from capdesk import messages
 from capdesk.jobs import BatchJob
 from capdesk.sidecars import SidecarWriter
 
-from ..widgets import button, named
+from ..widgets import named
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".csv", 2: ".json"}
@@ -48,16 +48,7 @@ class BatchDialog(ReportJobDialog):
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         self._progress_rows(lay, "Batch")
-        self.start_btn = button("&Start", "Start the batch export", self.start)
-        self.cancel_btn = button("&Cancel", "Stop after the current picture", self.cancel)
-        self.open_btn = button("Open re&port", "Open the report", self.open_report)
-        self.close_btn = button("C&lose", "Close this dialog", self.reject)
-        self.open_btn.setEnabled(False)
-        self.cancel_btn.setEnabled(False)
-        buttons = QHBoxLayout()
-        for b in (self.start_btn, self.cancel_btn, self.open_btn, self.close_btn):
-            buttons.addWidget(b)
-        lay.addLayout(buttons)
+        self._job_buttons(lay, "Start the batch export", "Stop after the current picture", report=True)
         self.job: BatchJob | None = None
         self.result = None
         self.report_path = ""

@@ -77,6 +77,22 @@ class FolderJobDialog(QDialog):
         lay.addWidget(self.bar)
         lay.addWidget(self.status)
 
+    def _job_buttons(self, lay: QVBoxLayout, start_help: str, cancel_help: str, report: bool = False) -> None:
+        """Start, Cancel (off until a run starts), Open report when the job writes one, and Close."""
+        self.start_btn = button("&Start", start_help, self.start)
+        self.cancel_btn = button("&Cancel", cancel_help, self.cancel)
+        self.cancel_btn.setEnabled(False)
+        row = [self.start_btn, self.cancel_btn]
+        if report:
+            self.open_btn = button("Open re&port", "Open the report", self.open_report)
+            self.open_btn.setEnabled(False)
+            row.append(self.open_btn)
+        self.close_btn = button("C&lose", "Close this dialog", self.reject)
+        buttons = QHBoxLayout()
+        for b in (*row, self.close_btn):
+            buttons.addWidget(b)
+        lay.addLayout(buttons)
+
     def _browse(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Folder", self.folder.text() or str(Path.home()))
         if d:

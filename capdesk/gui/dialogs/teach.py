@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout
 
 from capdesk import messages
 from capdesk.bundle import discover
 from capdesk.jobs import TeachJob
 
-from ..widgets import button, named
+from ..widgets import named
 from .common import FolderJobDialog
 
 
@@ -42,15 +42,7 @@ class TeachDialog(FolderJobDialog):
         lay.addWidget(intro)
         lay.addLayout(form)
         self._progress_rows(lay, "Teaching")
-        self.start_btn = button("&Start", "Start teaching", self.start)
-        self.cancel_btn = button("&Cancel", "Stop teaching; starting again with the same name resumes",
-                                 self.cancel)
-        self.close_btn = button("C&lose", "Close this dialog", self.reject)
-        self.cancel_btn.setEnabled(False)
-        h = QHBoxLayout()
-        for b in (self.start_btn, self.cancel_btn, self.close_btn):
-            h.addWidget(b)
-        lay.addLayout(h)
+        self._job_buttons(lay, "Start teaching", "Stop teaching; starting again with the same name resumes")
         self.job: TeachJob | None = None
 
     @property
