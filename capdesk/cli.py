@@ -13,7 +13,16 @@ from collections.abc import Sequence
 
 from capdesk import __version__, limits
 from capdesk.cli_altfill import add_parser as add_alt_fill_parser
-from capdesk.cli_common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
+from capdesk.cli_common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_USAGE,
+    beam_type,
+    describe_args,
+    error,
+    model_args,
+)
 from capdesk.training_hint import training_missing
 
 __all__ = ["EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USAGE", "build_parser", "main", "training_missing"]
@@ -25,29 +34,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _beam(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if not limits.BEAM_MIN <= n <= limits.BEAM_MAX:
-        # argparse prefixes "argument --beam: "; a ValueError would read "invalid _beam value".
-        raise argparse.ArgumentTypeError(f"expected a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}, "
-                                         f"got {value!r}")
-    return n
-
-
-def _confidence(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = float("nan")
-    if not limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"expected a number from {limits.CONFIDENCE_MIN:g} to "
-                                         f"{limits.CONFIDENCE_MAX:g}, got {value!r}")
-    return x
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="capdesk", description="Describe images offline: captions, speech and alt text.")
     ap.add_argument("--version", action="version", version=f"capdesk {__version__}")
@@ -57,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Caption image files (folders are expanded to their images).")
     p.add_argument("paths", nargs="+", metavar="PATH", help="image files or folders")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.add_argument("--beam", type=_beam, default=None, help="beam width (1 = greedy; default: the model's)")
+    p.add_argument("--beam", type=beam_type, default=None, help="beam width (1 = greedy; default: the model's)")
     p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
     p.add_argument("--provider", default=None,
                    help="ONNX Runtime execution provider (cpu, cuda, directml, coreml; default: best available)")
@@ -65,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=8, help="images per encoder batch")
     p.add_argument("--speak", action="store_true", help="speak each caption aloud")
     p.add_argument("--wav", metavar="FILE", help="write the spoken captions to this WAV file instead")
-    _describe_args(p)
+    describe_args(p)
 
     p = sub.add_parser("batch", help="write alt-text sidecars for whole folders, with a report",
                        description="Caption every image under PATH and write alt-text sidecars. "
@@ -77,14 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embed", action="store_true",
                    help="also write the alt text into the image files themselves (needs exiftool and the xmp "
                         "sidecar); each original is kept beside it as NAME_original")
-    p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
-    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
-    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
-    p.add_argument("--threshold", type=_confidence, default=None,
-                   help="confidence under which a caption is said as 'Probably ...' and flagged for review "
-                        f"(default {limits.DEFAULT_CONFIDENCE_THRESHOLD})")
+    model_args(p, threshold=True)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    _describe_args(p)
+    describe_args(p)
 
     p = sub.add_parser("watch", help="caption new images as they appear in folders",
                        description="Watch folders; caption each new or changed image once it is completely "
@@ -94,13 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="watch sub-folders too (default: yes)")
     _sidecar_args(p)
     p.add_argument("--speak", action="store_true", help="speak each caption aloud")
-    p.add_argument("--beam", type=_beam, default=None, help="beam width (default: the model's)")
-    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
-    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
+    model_args(p)
     p.add_argument("--json", action="store_true", help="one JSON object per captioned image")
-    _describe_args(p)
+    describe_args(p)
 
-    add_alt_fill_parser(sub, _beam, _confidence, _describe_args)
+    add_alt_fill_parser(sub)
 
     p = sub.add_parser("gui", help="open the desktop application",
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
@@ -121,16 +100,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train", help="train, evaluate and export models (needs the 'train' extra)",
                    add_help=False, prefix_chars="\0")
     return ap
-
-
-def _describe_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("what the description says")
-    g.add_argument("--tags", choices=limits.TAGS_MODES, default="auto",
-                   help="object tags in the description: auto = when the scene caption is withheld")
-    g.add_argument("--ocr", choices=limits.OCR_MODES, default="auto",
-                   help="read text in the image (needs the 'ocr' extra): auto = when the picture looks like text")
-    g.add_argument("--show-guess", action="store_true",
-                   help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
 
 
 def _sidecar_args(p: argparse.ArgumentParser) -> None:

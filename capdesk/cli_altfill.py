@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 
-from capdesk import limits
-from capdesk.cli_common import EXIT_INTERRUPTED, EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error, open_engine
+from capdesk.cli_common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_USAGE,
+    describe_args,
+    error,
+    model_args,
+    open_engine,
+)
 
 
-def add_parser(sub, beam: Callable[[str], int], confidence: Callable[[str], float],
-               describe_args: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register the command (the option types are the main parser's, passed in to keep one set)."""
+def add_parser(sub) -> None:
+    """Register the command with the main parser's subcommands."""
     p = sub.add_parser(
         "alt-fill", help="write alt text into the images of HTML and Markdown pages",
         description="Give each <img> without an alt attribute, and each Markdown image with empty brackets, "
@@ -27,12 +33,7 @@ def add_parser(sub, beam: Callable[[str], int], confidence: Callable[[str], floa
                    help='also fill alt="" (and role="presentation", aria-hidden="true"), which mark a picture '
                         "as decorative")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
-    p.add_argument("--beam", type=beam, default=None, help="beam width (default: the model's)")
-    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
-    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
-    p.add_argument("--threshold", type=confidence, default=None,
-                   help="confidence under which a caption is said as 'Probably ...' and flagged for review "
-                        f"(default {limits.DEFAULT_CONFIDENCE_THRESHOLD})")
+    model_args(p, threshold=True)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     describe_args(p)
 

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from capdesk import limits
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
 
 if TYPE_CHECKING:
@@ -25,6 +26,50 @@ EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 
 def error(message: str) -> None:
     print(f"capdesk: error: {message}", file=sys.stderr, flush=True)
+
+
+def beam_type(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if not limits.BEAM_MIN <= n <= limits.BEAM_MAX:
+        # argparse prefixes "argument --beam: "; a ValueError would read "invalid beam_type value".
+        raise argparse.ArgumentTypeError(f"expected a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}, "
+                                         f"got {value!r}")
+    return n
+
+
+def confidence_type(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if not limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"expected a number from {limits.CONFIDENCE_MIN:g} to "
+                                         f"{limits.CONFIDENCE_MAX:g}, got {value!r}")
+    return x
+
+
+def describe_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what the description says")
+    g.add_argument("--tags", choices=limits.TAGS_MODES, default="auto",
+                   help="object tags in the description: auto = when the scene caption is withheld")
+    g.add_argument("--ocr", choices=limits.OCR_MODES, default="auto",
+                   help="read text in the image (needs the 'ocr' extra): auto = when the picture looks like text")
+    g.add_argument("--show-guess", action="store_true",
+                   help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
+
+
+def model_args(p: argparse.ArgumentParser, threshold: bool = False) -> None:
+    """Which model describes, how (beam), where it runs, and (with ``threshold``) when it is unsure."""
+    p.add_argument("--beam", type=beam_type, default=None, help="beam width (default: the model's)")
+    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
+    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
+    if threshold:
+        p.add_argument("--threshold", type=confidence_type, default=None,
+                       help="confidence under which a caption is said as 'Probably ...' and flagged for review "
+                            f"(default {DEFAULT_CONFIDENCE_THRESHOLD})")
 
 
 def describe_options(ns: argparse.Namespace) -> DescribeOptions:
