@@ -5,14 +5,11 @@ text before and after (with the backups, how to undo any of it)."""
 from __future__ import annotations
 
 import html
-import json
-import os
 from dataclasses import asdict
 from pathlib import Path
-from urllib.parse import quote
 
 from capdesk.altfill import AltFillResult, FillStatus, ImageRow
-from capdesk.batch import _json_safe
+from capdesk.batch import html_report_bytes, json_report_bytes, report_link
 from capdesk.safe_files import atomic_write
 
 REPORT_SUFFIXES = (".json", ".html", ".htm")
@@ -22,23 +19,15 @@ def write_report(result: AltFillResult, path: Path) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        data = json.dumps({"dry_run": result.dry_run, "counts": result.counts(), "interrupted": result.interrupted,
-                           "seconds": round(result.seconds, 2), "pages": [asdict(p) for p in result.pages],
-                           "images": [asdict(r) for r in result.images]}, indent=2, ensure_ascii=False)
-        raw = _json_safe(data).encode("utf-8")
+        raw = json_report_bytes({"dry_run": result.dry_run, "counts": result.counts(),
+                                 "interrupted": result.interrupted, "seconds": round(result.seconds, 2),
+                                 "pages": [asdict(p) for p in result.pages],
+                                 "images": [asdict(r) for r in result.images]})
     elif suffix in (".html", ".htm"):
-        raw = _html(result, path.parent).encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode()
+        raw = html_report_bytes(_html(result, path.parent))
     else:
         raise ValueError(f"{path}: report must end in .json or .html")
     atomic_write(path, raw)
-
-
-def _link(p: str, base: Path) -> str:
-    try:
-        rel = os.path.relpath(p, base)
-    except ValueError:
-        rel = p
-    return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
 
 
 def _item(r: ImageRow, base: Path) -> str:
@@ -51,7 +40,7 @@ def _item(r: ImageRow, base: Path) -> str:
     else:
         note = ""
     shown = r.file and r.status in (FillStatus.FILLED, FillStatus.UNDESCRIBED)
-    img = f'<img src="{_link(r.file, base)}" alt="{html.escape(r.alt_text, quote=True)}" loading="lazy">' \
+    img = f'<img src="{report_link(r.file, base)}" alt="{html.escape(r.alt_text, quote=True)}" loading="lazy">' \
         if shown else ""
     said = html.escape(r.alt_text) if r.alt_text else "(no alt text)"
     change = ""
@@ -59,8 +48,9 @@ def _item(r: ImageRow, base: Path) -> str:
         change = (f"<details><summary>Exact change</summary><pre>{html.escape(r.before)}</pre>"
                   f"<p>became</p><pre>{html.escape(r.after)}</pre></details>")
     conf = f", confidence {r.confidence:.2f}" if r.confidence is not None else ""
+    page = report_link(r.page, base)
     return (f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}<figcaption>'
-            f'<strong><a href="{_link(r.page, base)}">{html.escape(Path(r.page).name)}</a>, line {r.line}</strong>'
+            f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, line {r.line}</strong>'
             f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{note}"
             f"<p class='meta'>{html.escape(str(r.status))}{conf}</p>{change}</figcaption></figure></li>")
 

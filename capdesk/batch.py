@@ -185,6 +185,25 @@ def _json_safe(text: str) -> str:
     return re.sub("[\udc80-\udcff]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def json_report_bytes(obj: dict) -> bytes:
+    """A report as indented JSON, names that are not UTF-8 kept as escapes (see ``_json_safe``)."""
+    return _json_safe(json.dumps(obj, indent=2, ensure_ascii=False)).encode("utf-8")
+
+
+def html_report_bytes(page: str) -> bytes:
+    """Links keep a name's real bytes (percent-encoded); the text shows what cannot be decoded as U+FFFD."""
+    return page.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode()
+
+
+def report_link(p: str, base: Path) -> str:
+    """A picture's address in a report kept in ``base``: relative where it can be, its bytes quoted."""
+    try:
+        rel = os.path.relpath(p, base)
+    except ValueError:
+        rel = p
+    return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
+
+
 def write_report(result: BatchResult, path: Path) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
@@ -199,26 +218,16 @@ def write_report(result: BatchResult, path: Path) -> None:
         # A file name that is not UTF-8 is written as its own bytes, as ls would show it.
         raw = buf.getvalue().encode("utf-8", "surrogateescape")
     elif suffix == ".json":
-        data = json.dumps({"counts": result.counts(), "interrupted": result.interrupted,
-                           "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]},
-                          indent=2, ensure_ascii=False)
-        raw = _json_safe(data).encode("utf-8")
+        raw = json_report_bytes({"counts": result.counts(), "interrupted": result.interrupted,
+                                 "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]})
     elif suffix in (".html", ".htm"):
-        # Links keep a name's real bytes (percent-encoded); the text shows what cannot be decoded as U+FFFD.
-        raw = _html(result, path.parent).encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode()
+        raw = html_report_bytes(_html(result, path.parent))
     else:
         raise ValueError(f"{path}: report must end in .csv, .json or .html")
     atomic_write(path, raw)
 
 
 def _html(result: BatchResult, base: Path) -> str:
-    def src(p: str) -> str:
-        try:
-            rel = os.path.relpath(p, base)
-        except ValueError:
-            rel = p
-        return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
-
     counts = counts_summary(result.counts())
     items = []
     for r in result.rows:
@@ -228,7 +237,8 @@ def _html(result: BatchResult, base: Path) -> str:
         elif r.needs_review:
             note = f'<p class="review">Needs review: {html.escape(r.reason or "check the alt text")}.</p>'
         alt = html.escape(r.alt_text or "", quote=True)
-        img = f'<img src="{src(r.path)}" alt="{alt}" loading="lazy">' if r.status != RowStatus.FAILED else ""
+        link = report_link(r.path, base)
+        img = f'<img src="{link}" alt="{alt}" loading="lazy">' if r.status != RowStatus.FAILED else ""
         items.append(
             f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}'
             f"<figcaption><strong>{html.escape(Path(r.path).name)}</strong>"
