@@ -114,10 +114,15 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         manifest["training"]["val_metrics_before"] = state["before"]
     _deep_update(manifest, extra or {})
     write_manifest(tmp, manifest)
-    if bundle.exists():
-        shutil.rmtree(bundle)
-    tmp.replace(bundle)
+    replace_folder(tmp, bundle)
     return bundle
+
+
+def replace_folder(new: Path, dest: Path) -> None:
+    """Put a bundle finished in ``new`` where ``dest`` was: the old one goes only once the new is whole."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    new.replace(dest)
 
 
 def export_labels(folder: Path) -> bool:

@@ -100,7 +100,7 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
     import onnx
 
     from capdesk.bundle import open_bundle
-    from training.export import write_manifest
+    from training.export import replace_folder, write_manifest
 
     bundle = Path(bundle)
     out = Path(out) if out else bundle
@@ -126,9 +126,7 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
             "bytes_after": {fn: (tmp / fn).stat().st_size for fn in (ENCODER, *DECODERS)},
         }
         write_manifest(tmp, manifest)
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.replace(out)
+    replace_folder(tmp, out)
     return manifest
 
 
