@@ -13,7 +13,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -67,6 +67,16 @@ def counts_summary(counts: dict[str, int]) -> str:
 
 
 ProgressFn = Callable[[int, int, Row], None]
+# Describes the pictures it is given, yielding one ``Described`` per path in the same order; a
+# generator is closed when the batch is cancelled, so it can stop its work (and its Ray job).
+DescribeStream = Callable[[list[str]], Iterator[Described]]
+
+
+def local_stream(describer: Describer, beam: int | None = None, batch_size: int = 8) -> DescribeStream:
+    """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs."""
+    def stream(paths: list[str]) -> Iterator[Described]:
+        return describer.describe_paths(paths, beam=beam, batch_size=batch_size)
+    return stream
 
 
 def run_batch(
@@ -79,12 +89,17 @@ def run_batch(
     progress: ProgressFn | None = None,
     cancelled: Callable[[], bool] = lambda: False,
     batch_size: int = 8,
+    describe: DescribeStream | None = None,
 ) -> BatchResult:
     """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
 
     A new description is flagged for review by the describer's own rule (its options'
     ``low_confidence``); ``threshold`` (default: that same value) flags the skipped pictures whose
-    sidecars CapDesk wrote earlier, from the confidence the ledger kept."""
+    sidecars CapDesk wrote earlier, from the confidence the ledger kept.
+
+    ``describe`` says where the pictures are described (default: here, ``local_stream``; ``capdesk
+    batch --ray``: on a Ray cluster). Listing, the skip check, writing and the report are always
+    done here, through this one ledger, so every way of describing keeps the same rules."""
     if threshold is None:
         threshold = describer.options.low_confidence
     t0 = time.monotonic()
@@ -108,19 +123,20 @@ def run_batch(
             emit(_skipped(p, writer, threshold))
         else:
             todo.append(p)
-    interrupted = False
-    # Cancellation is checked between images, so an image's sidecars are written whole or not at all.
-    for start in range(0, len(todo), batch_size):
-        if cancelled():
-            interrupted = True
-            break
-        for res in describer.describe_paths(todo[start:start + batch_size], beam=beam, batch_size=batch_size):
-            if cancelled():
-                interrupted = True
-                break
-            emit(write_described(res, writer))
-        if interrupted:
-            break
+    interrupted = cancelled()
+    if todo and not interrupted:
+        stream = (describe or local_stream(describer, beam, batch_size))(todo)
+        try:
+            # Cancellation is checked between images, so an image's sidecars are written whole or not at all.
+            for res in stream:
+                if cancelled():
+                    interrupted = True
+                    break
+                emit(write_described(res, writer))
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
     return BatchResult(rows, interrupted, time.monotonic() - t0)
 
 

@@ -21,7 +21,9 @@ from capdesk.cli_common import (
     beam_type,
     describe_args,
     error,
+    gpu_share,
     model_args,
+    positive_int,
 )
 from capdesk.training_hint import training_missing
 
@@ -56,9 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("batch", help="write alt-text sidecars for whole folders, with a report",
                        description="Caption every image under PATH and write alt-text sidecars. "
                                    "Images whose sidecars are current are skipped, so a second run changes nothing.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="image files or folders")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="image files or folders")
+    p.add_argument("--files-from", metavar="LIST",
+                   help="also the pictures listed in LIST, one path per line or NUL-separated (find -print0); "
+                        "- reads the list from standard input")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     _sidecar_args(p)
+    p.add_argument("--out", metavar="DIR",
+                   help="write the sidecars into a mirror tree under DIR instead of beside the pictures (for "
+                        "read-only image stores): the sidecar of a picture at ROOT/a/b.jpg goes to DIR/a/, where "
+                        "ROOT is the deepest folder holding every PATH and listed picture")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.csv, FILE.json or FILE.html")
     p.add_argument("--embed", action="store_true",
                    help="also write the alt text into the image files themselves (needs exiftool and the xmp "
@@ -66,6 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     model_args(p, threshold=True)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     describe_args(p)
+    g = p.add_argument_group("describing on a Ray cluster (needs the 'ray' extra: pip install 'capdesk[ray]')")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="describe the pictures on Ray workers: on a Ray started on this machine for the batch, or "
+                        "on the cluster at ADDRESS (auto: the one 'ray start' joined here; HOST:PORT; "
+                        "ray://HOST:PORT). Sidecars, skips, the report and the exit status are those of the plain "
+                        "batch")
+    g.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
+                   help="Ray workers, each holding the model once (default: one per CPU, or per GPU share)")
+    g.add_argument("--ray-gpus", type=gpu_share, default=0.0, metavar="G",
+                   help="GPUs per Ray worker, e.g. 1 or 0.5 (default 0: CPU workers); the workers use CUDA")
 
     p = sub.add_parser("watch", help="caption new images as they appear in folders",
                        description="Watch folders; caption each new or changed image once it is completely "

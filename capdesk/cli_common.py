@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from capdesk import limits
@@ -48,6 +49,26 @@ def confidence_type(value: str) -> float:
     if not limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX:  # NaN fails this too
         raise argparse.ArgumentTypeError(f"expected a number from {limits.CONFIDENCE_MIN:g} to "
                                          f"{limits.CONFIDENCE_MAX:g}, got {value!r}")
+    return x
+
+
+def positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, got {value!r}")
+    return n
+
+
+def gpu_share(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if not 0 <= x <= 64:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"expected a number of GPUs from 0 (e.g. 1 or 0.5), got {value!r}")
     return x
 
 
@@ -94,12 +115,15 @@ def open_engine(ns: argparse.Namespace) -> Describer | None:
     return describer
 
 
-def sidecar_options(ns: argparse.Namespace) -> SidecarOptions | None:
+def sidecar_options(ns: argparse.Namespace, out_root: Path | None = None) -> SidecarOptions | None:
+    """The sidecar options asked for; with ``out_root``, sidecars go to the mirror tree ``ns.out``."""
     from capdesk.sidecars import SidecarOptions
 
+    out_dir = Path(ns.out) if out_root is not None else None
     try:
         return SidecarOptions.parse(ns.sidecar, txt_name=ns.txt_name, xmp_name=ns.xmp_name, lang=ns.lang,
-                                    ext_descr=ns.ext_descr, mirror_dc=ns.mirror_dc, overwrite=ns.overwrite)
+                                    ext_descr=ns.ext_descr, mirror_dc=ns.mirror_dc, overwrite=ns.overwrite,
+                                    out_dir=out_dir, out_root=out_root)
     except ValueError as exc:
         error(str(exc))
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from capdesk.cli_common import (
     EXIT_INTERRUPTED,
@@ -22,25 +23,47 @@ from capdesk.status import RowStatus
 
 
 def cmd_batch(ns: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from capdesk.batch import run_batch, write_report
 
-    opts = sidecar_options(ns)
+    inputs = batch_inputs(ns)
+    if inputs is None:
+        return EXIT_USAGE
+    out_root = None
+    if ns.out:
+        out_root = mirror_folder(ns, inputs)
+        if out_root is None:
+            return EXIT_USAGE
+    opts = sidecar_options(ns, out_root)
     if opts is None:
         return EXIT_USAGE
     if ns.report and Path(ns.report).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
         error("--report must end in .csv, .json or .html")
         return EXIT_USAGE
-    engine = open_engine(ns)
-    if engine is None:
-        return EXIT_USAGE
     if ns.embed and "xmp" not in opts.formats:
         error("--embed copies the XMP sidecar into the image: add xmp to --sidecar")
+        return EXIT_USAGE
+    if not ns.ray and (ns.ray_workers is not None or ns.ray_gpus):
+        error("--ray-workers and --ray-gpus say how to use Ray: add --ray")
+        return EXIT_USAGE
+    # On Ray this process only chooses the models (the workers describe): it needs no GPU of its own.
+    engine = open_engine(argparse.Namespace(**{**vars(ns), "provider": "cpu"}) if ns.ray else ns)
+    if engine is None:
         return EXIT_USAGE
     writer = open_writer(opts)
     if writer is None:
         return EXIT_USAGE
+    ray_run = None
+    if ns.ray:
+        from capdesk.batch_ray import RayPlan, RayRun, RaySetupError
+
+        plan = RayPlan(address=None if ns.ray == "local" else ns.ray, workers=ns.ray_workers, gpus=ns.ray_gpus,
+                       provider=ns.provider)
+        ray_run = RayRun(engine, plan, beam=ns.beam)
+        try:
+            print(f"capdesk: {ray_run.start()}", file=sys.stderr, flush=True)
+        except RaySetupError as exc:
+            error(str(exc))
+            return EXIT_USAGE
     bar = None
     if not ns.quiet:
         from tqdm import tqdm
@@ -75,10 +98,13 @@ def cmd_batch(ns: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         # --threshold is in the describer's options: one rule flags new and skipped pictures alike.
-        result = run_batch(ns.paths, engine, writer, recursive=ns.recursive, beam=ns.beam,
-                           progress=progress, cancelled=cancel.is_set)
+        result = run_batch(inputs, engine, writer, recursive=ns.recursive, beam=ns.beam,
+                           progress=progress, cancelled=cancel.is_set,
+                           describe=ray_run.stream if ray_run is not None else None)
     finally:
         signal.signal(signal.SIGINT, previous)
+        if ray_run is not None:
+            ray_run.close()
     if ns.embed:
         from capdesk.sidecars import SidecarError, embed_in_image
 
@@ -100,6 +126,48 @@ def cmd_batch(ns: argparse.Namespace) -> int:
     if result.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_SOME_FAILED if result.failed else EXIT_OK
+
+
+def batch_inputs(ns: argparse.Namespace) -> list[str] | None:
+    """The PATHs and the pictures listed by --files-from, or None once the usage error is said."""
+    from capdesk.pathlist import PathListError, read_path_list
+
+    inputs = list(ns.paths)
+    # 'batch --ray FOLDER': argparse gives FOLDER to --ray. A Ray address is 'auto' or has a port.
+    if ns.ray and ns.ray not in ("local", "auto") and ":" not in ns.ray:
+        inputs.append(ns.ray)
+        ns.ray = "local"
+    if ns.files_from:
+        try:
+            inputs += read_path_list(ns.files_from)
+        except PathListError as exc:
+            error(str(exc))
+            return None
+    elif not inputs:
+        error("name the pictures: PATH (files or folders) or --files-from LIST")
+        return None
+    return inputs
+
+
+def mirror_folder(ns: argparse.Namespace, inputs: list[str]) -> Path | None:
+    """The ROOT that --out mirrors (its folder made ready), or None once the usage error is said."""
+    from capdesk.pathlist import mirror_root
+
+    if ns.embed:
+        error("--embed writes into the pictures, --out is for pictures that cannot be written: choose one")
+        return None
+    if not inputs:
+        return Path.cwd()  # an empty list: nothing is written anywhere
+    try:
+        root = mirror_root(inputs)
+        Path(ns.out).mkdir(parents=True, exist_ok=True)
+    except ValueError as exc:
+        error(str(exc))
+        return None
+    except OSError as exc:
+        error(f"{ns.out}: cannot be used for the sidecars ({exc.strerror or exc})")
+        return None
+    return root
 
 
 def cmd_watch(ns: argparse.Namespace) -> int:

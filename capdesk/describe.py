@@ -21,7 +21,7 @@ from PIL import Image
 
 from capdesk import ocr, tags
 from capdesk.alttext import AltText, Wording, word
-from capdesk.bundle import BundleError, discover
+from capdesk.bundle import Bundle, BundleError, discover
 from capdesk.domain import Route, route
 from capdesk.engine import Caption, Engine, load_in_batches
 from capdesk.extdescr import extended_description
@@ -141,18 +141,22 @@ def text_worth_saying(text: str | None) -> str | None:
 class Describer:
     """Engines for the installed models, sharing one encoder pass, with routing and the gate.
 
-    ``beam``: the width the user chose; None (not chosen) lets each model use its tuned width."""
+    ``beam``: the width the user chose; None (not chosen) lets each model use its tuned width.
+    ``others``: the bundles that may be routed to besides ``model`` (default: every installed one);
+    ``fixed``: whether ``model`` was the user's choice (default: whether one was named). A Ray
+    worker passes both, so that it describes exactly as the machine that started the batch."""
 
-    def __init__(self, model: str | None = None, provider: str | None = None, beam: int | None = None,
-                 options: DescribeOptions | None = None, threads: int = 0) -> None:
+    def __init__(self, model: str | Bundle | None = None, provider: str | None = None, beam: int | None = None,
+                 options: DescribeOptions | None = None, threads: int = 0,
+                 others: list[Bundle] | None = None, fixed: bool | None = None) -> None:
         self.options = options or DescribeOptions()
-        self.fixed = model is not None
+        self.fixed = model is not None if fixed is None else fixed
         primary = Engine(model, provider=provider, beam=beam, threads=threads)
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
         self.problems: list[str] = []
         enc_sha = primary.bundle.manifest["files"]["encoder.onnx"]["sha256"]
-        bundles, self.problems = discover()
+        bundles, self.problems = (others, []) if others is not None else discover()
         for b in bundles:
             # Only models that see the same encoder features can be compared (or routed to).
             if b.name in self.engines or b.manifest["files"]["encoder.onnx"]["sha256"] != enc_sha:

@@ -54,8 +54,13 @@ class SidecarOptions:
     ext_descr: bool = False  # also write Iptc4xmpCore:ExtDescrAccessibility
     mirror_dc: bool = False  # also write dc:description
     overwrite: bool = False
+    # A mirror tree for stores that cannot be written: the sidecar of ROOT/a/b.jpg goes to OUT/a/b.txt.
+    out_dir: Path | None = None
+    out_root: Path | None = None
 
     def __post_init__(self) -> None:
+        if (self.out_dir is None) != (self.out_root is None):
+            raise ValueError("a mirror folder needs both out_dir and out_root")
         bad = [f for f in self.formats if f not in SIDECAR_FORMATS]
         if bad:
             raise ValueError(f"unknown sidecar format {bad[0]!r} (choose {', '.join(SIDECAR_FORMATS)})")
@@ -124,8 +129,21 @@ class SidecarWriter:
                 return "ext", clash
         return naming, []
 
+    def _place(self, sidecar: Path) -> Path:
+        """Where the sidecar named ``sidecar`` (beside its image) is kept: there, or in the mirror tree."""
+        o = self.opts
+        if o.out_dir is None:
+            return sidecar
+        rel = os.path.relpath(Path(sidecar).absolute(), Path(o.out_root).absolute())
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            raise ValueError(f"{sidecar.parent}: not under {o.out_root}, so it has no place in {o.out_dir}")
+        return Path(o.out_dir) / rel
+
+    def sidecar(self, image: Path, fmt: str, naming: str) -> Path:
+        return self._place(sidecar_path(image, fmt, naming))
+
     def paths(self, image: Path) -> dict[str, Path]:
-        return {f: sidecar_path(image, f, self._naming(image, f)[0]) for f in self.opts.formats}
+        return {f: self.sidecar(image, f, self._naming(image, f)[0]) for f in self.opts.formats}
 
     def ownership(self, sidecar: Path) -> Ownership:
         """Whose words ``sidecar`` holds (see ``Ownership``)."""
@@ -160,7 +178,7 @@ class SidecarWriter:
                     return False  # a blocked path is written (and fails) so that it is reported
                 if own is Ownership.OURS and self.ledger.get(p)["image"] != sig:
                     return False
-        except (OSError, LedgerError):
+        except (OSError, ValueError, LedgerError):
             return False  # the write will say what is wrong
         return True
 
@@ -173,6 +191,9 @@ class SidecarWriter:
             naming, clash = self._naming(image, fmt)
             p = sidecar_path(image, fmt, naming)
             try:
+                p = self._place(p)
+                if self.opts.out_dir is not None:
+                    p.parent.mkdir(parents=True, exist_ok=True)
                 res = self._write_one(image, fmt, p, alt, sig, overwrite)
                 if clash:
                     res.note = self._clash_note(image, fmt, clash)
@@ -182,10 +203,10 @@ class SidecarWriter:
         return out
 
     def _clash_note(self, image: Path, fmt: str, clash: list[Path]) -> str:
-        stem_name = sidecar_path(image, fmt, "stem")
+        stem_name = self.sidecar(image, fmt, "stem")
         note = (f"{stem_name.name} would also be the sidecar of {clash[0].name}: "
                 f"written as {sidecar_path(image, fmt, 'ext').name} instead")
-        with folder_lock(image.parent), contextlib.suppress(OSError, LedgerError):
+        with folder_lock(stem_name.parent), contextlib.suppress(OSError, LedgerError):
             # CapDesk's own, unedited stem sidecar for this image would now describe the wrong picture.
             rec = self.ledger.get(stem_name)
             if (rec is not None and rec["image_path"] == str(image.absolute())
