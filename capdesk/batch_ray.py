@@ -23,6 +23,7 @@ import logging
 import os
 import pickle
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -115,6 +116,20 @@ def _import_ray():
     return ray
 
 
+def reachable(address: str, timeout: float = 5.0) -> str | None:
+    """None when something answers at a HOST:PORT (or ray://HOST:PORT) address, else why not.
+    Ray itself waits minutes for a head node that is not there; a person should hear at once."""
+    hostport = address.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return None  # 'auto' and the like: Ray finds the cluster itself, and says quickly when there is none
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"nothing answers at {hostport} ({exc.strerror or type(exc).__name__}); is 'ray start --head' running there?"
+
+
 def connect(plan: RayPlan) -> bool:
     """Join the cluster at ``plan.address``, or start a Ray on this machine; True when this call
     started Ray (and so should stop it)."""
@@ -123,6 +138,8 @@ def connect(plan: RayPlan) -> bool:
         return False
     # The CLI says what matters in its own words; Ray's own notes stay in its session's log files.
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if plan.address and (why := reachable(plan.address)):
+        raise RaySetupError(f"cannot reach the Ray cluster at {plan.address}: {why}")
     try:
         if plan.address:
             ray.init(address=plan.address, **quiet)

@@ -64,8 +64,9 @@ def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess:
     e = dict(os.environ)
     e.update(env or {})
+    # The CLI prints file names as their bytes (as ls does), and a name need not be UTF-8.
     return subprocess.run([sys.executable, "-m", "capdesk", *args], capture_output=True, text=True,
-                          env=e, cwd=cwd or ROOT, timeout=timeout)
+                          errors="surrogateescape", env=e, cwd=cwd or ROOT, timeout=timeout)
 
 
 def png_with_claimed_size(path: Path, width: int, height: int) -> None:

@@ -1,0 +1,126 @@
+"""``capdesk batch --ray`` on a real local Ray cluster (the CPUs of this machine): the same
+sidecars, report and exit status as the plain batch, nothing written on a second run, and a
+killed or interrupted run resumed where it stopped."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, SAMPLES, run_cli
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                                reason="needs Ray: pip install -e '.[ray]'")
+
+RAY_TIMEOUT = 600  # starting Ray on two busy cores takes seconds; a hang must still end the test
+
+
+def _tree(folder):
+    """Every file under ``folder`` (temporary files included) by name, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _rows(report, folder):
+    rows = json.loads(report.read_text())["rows"]
+    for r in rows:  # the same picture in another folder: compare everything but where it lies
+        r["path"] = os.path.relpath(r["path"], folder)
+        r["sidecars"] = [os.path.relpath(s, folder) for s in r["sidecars"]]
+    return rows
+
+
+@pytest.fixture
+def two_copies(mixed_folder, tmp_path):
+    """The mixed folder (good, broken, empty, huge, non-image, oddly named pictures), grown to a few
+    chunks' worth with more photos and a name that is not UTF-8, in two identical copies."""
+    for i in range(14):
+        src = ("chelsea.png", "coffee.png", "astronaut.png", "page.png")[i % 4]
+        shutil.copy(SAMPLES / src, mixed_folder / f"more {i:02d}.png")
+    shutil.copy(SAMPLES / "coffee.png", os.path.join(os.fsencode(mixed_folder), b"caf\xe9.png"))
+    a, b = tmp_path / "plain", tmp_path / "ray"
+    shutil.copytree(mixed_folder, a)
+    shutil.copytree(mixed_folder, b)
+    return a, b
+
+
+def test_ray_batch_writes_exactly_what_the_plain_batch_writes(two_copies, tmp_path):
+    a, b = two_copies
+    plain = run_cli("batch", str(a), "--report", str(tmp_path / "plain.json"), "-q")
+    ray = run_cli("batch", str(b), "--ray", "--ray-workers", "2", "--report", str(tmp_path / "ray.json"), "-q",
+                  timeout=RAY_TIMEOUT)
+    assert "describing on a local Ray with 2 workers" in ray.stderr, ray.stderr
+    assert ray.returncode == plain.returncode == 1, ray.stderr  # the broken pictures fail, in both
+    assert _tree(b) == _tree(a)  # txt and XMP sidecars byte for byte; pictures untouched; no stray files
+    assert len([n for n in _tree(b) if n.endswith(".txt")]) == 19
+    assert _rows(tmp_path / "ray.json", b) == _rows(tmp_path / "plain.json", a)  # the report, row for row
+    for name in ("truncated.jpg", "notes.png", "huge.png", "empty.jpg"):
+        assert name in ray.stderr  # each failure said, none of them fatal
+
+    before = {p: (b / p).stat().st_mtime_ns for p in _tree(b)}
+    again = run_cli("batch", str(b), "--ray", "--report", str(tmp_path / "again.json"), "-q", timeout=RAY_TIMEOUT)
+    assert again.returncode == 1, again.stderr
+    assert {p: (b / p).stat().st_mtime_ns for p in _tree(b)} == before  # nothing written
+    counts = json.loads((tmp_path / "again.json").read_text())["counts"]
+    assert counts == {"skipped": 19, "failed": 4}
+
+
+def _start(folder, *extra):
+    return subprocess.Popen([sys.executable, "-m", "capdesk", "batch", str(folder), "--ray", "--sidecar", "txt",
+                             "-q", *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _cats(tmp_path, n):
+    d = tmp_path / "cats"
+    d.mkdir()
+    for i in range(n):
+        shutil.copy(SAMPLES / "chelsea.png", d / f"cat{i:03d}.png")
+    return d
+
+
+def test_killed_ray_batch_resumes_where_it_stopped(tmp_path):
+    n = 48
+    d = _cats(tmp_path, n)
+    proc = _start(d)
+    try:
+        assert proc.stdout.readline().strip()  # a sidecar was written: real progress, not a guessed time
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the batch and the Ray it started, all at once
+        proc.communicate(timeout=60)
+    written = sorted(p for p in d.iterdir() if p.suffix == ".txt")
+    assert 0 < len(written) < n
+    expected = written[0].read_text(encoding="utf-8")
+    assert expected.strip()
+    assert all(p.read_text(encoding="utf-8") == expected for p in written)  # complete files only
+
+    rep = tmp_path / "r.json"
+    r = run_cli("batch", str(d), "--ray", "--sidecar", "txt", "-q", "--report", str(rep), timeout=RAY_TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(rep.read_text())["counts"] == {"skipped": len(written), "captioned": n - len(written)}
+    txt = [p for p in d.iterdir() if p.suffix == ".txt"]
+    assert len(txt) == n and all(p.read_text(encoding="utf-8") == expected for p in txt)
+
+
+def test_ctrl_c_stops_a_ray_batch_as_it_stops_a_plain_one(tmp_path):
+    n = 48
+    d = _cats(tmp_path, n)
+    rep = tmp_path / "r.json"
+    proc = _start(d, "--report", str(rep))
+    try:
+        assert proc.stdout.readline().strip()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=RAY_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "stopping after the current image" in err
+    report = json.loads(rep.read_text())
+    assert report["interrupted"] is True and 0 < len(report["rows"]) < n
+    assert all(r["status"] == "captioned" for r in report["rows"])  # nothing left undone is called failed
+    assert len([p for p in d.iterdir() if p.suffix == ".txt"]) == len(report["rows"])
