@@ -127,7 +127,8 @@ def reachable(address: str, timeout: float = 5.0) -> str | None:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
             return None
     except OSError as exc:
-        return f"nothing answers at {hostport} ({exc.strerror or type(exc).__name__}); is 'ray start --head' running there?"
+        why = exc.strerror or type(exc).__name__
+        return f"nothing answers at {hostport} ({why}); is 'ray start --head' running there?"
 
 
 def connect(plan: RayPlan) -> bool:
