@@ -13,7 +13,9 @@ import json
 import os
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -90,6 +92,7 @@ def run_batch(
     cancelled: Callable[[], bool] = lambda: False,
     batch_size: int = 8,
     describe: DescribeStream | None = None,
+    writers: int = 1,
 ) -> BatchResult:
     """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
 
@@ -99,7 +102,10 @@ def run_batch(
 
     ``describe`` says where the pictures are described (default: here, ``local_stream``; ``capdesk
     batch --ray``: on a Ray cluster). Listing, the skip check, writing and the report are always
-    done here, through this one ledger, so every way of describing keeps the same rules."""
+    done here, through this one ledger, so every way of describing keeps the same rules. ``writers``
+    threads write the sidecars while the next pictures are described (rows still come out in
+    order): writing is mostly waiting for the disk, and on a network file system that wait is what
+    limits a big batch."""
     if threshold is None:
         threshold = describer.options.low_confidence
     t0 = time.monotonic()
@@ -127,17 +133,39 @@ def run_batch(
     if todo and not interrupted:
         stream = (describe or local_stream(describer, beam, batch_size))(todo)
         try:
-            # Cancellation is checked between images, so an image's sidecars are written whole or not at all.
-            for res in stream:
-                if cancelled():
-                    interrupted = True
-                    break
-                emit(write_described(res, writer))
+            interrupted = _write_all(stream, writer, emit, cancelled, writers)
         finally:
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
     return BatchResult(rows, interrupted, time.monotonic() - t0)
+
+
+def _write_all(stream: Iterable[Described], writer: SidecarWriter, emit: Callable[[Row], None],
+               cancelled: Callable[[], bool], writers: int) -> bool:
+    """Write each description's sidecars, emitting rows in order; True when cancelled. Cancellation
+    is checked between images, so an image's sidecars are written whole or not at all (writes
+    already begun are finished and reported)."""
+    if writers <= 1:
+        for res in stream:
+            if cancelled():
+                return True
+            emit(write_described(res, writer))
+        return False
+    interrupted = False
+    with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="capdesk-write") as pool:
+        pending: deque[Future[Row]] = deque()
+        for res in stream:
+            if cancelled():
+                interrupted = True
+                break
+            pending.append(pool.submit(write_described, res, writer))
+            # Bounded: a fast describer never piles up more than a few writes' worth of pictures.
+            while pending and (len(pending) >= 2 * writers or pending[0].done()):
+                emit(pending.popleft().result())
+        while pending:
+            emit(pending.popleft().result())
+    return interrupted
 
 
 def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:

@@ -21,6 +21,8 @@ from capdesk.cli_common import (
 )
 from capdesk.status import RowStatus
 
+RAY_WRITERS = 4
+
 
 def cmd_batch(ns: argparse.Namespace) -> int:
     from capdesk.batch import run_batch, write_report
@@ -100,7 +102,10 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         # --threshold is in the describer's options: one rule flags new and skipped pictures alike.
         result = run_batch(inputs, engine, writer, recursive=ns.recursive, beam=ns.beam,
                            progress=progress, cancelled=cancel.is_set,
-                           describe=ray_run.stream if ray_run is not None else None)
+                           describe=ray_run.stream if ray_run is not None else None,
+                           # Many workers feed this one process: its disk waits overlap (a network
+                           # file system's round trips above all) instead of queueing behind each other.
+                           writers=RAY_WRITERS if ray_run is not None else 1)
     finally:
         signal.signal(signal.SIGINT, previous)
         if ray_run is not None:
