@@ -131,6 +131,34 @@ def reachable(address: str, timeout: float = 5.0) -> str | None:
         return f"nothing answers at {hostport} ({why}); is 'ray start --head' running there?"
 
 
+@contextlib.contextmanager
+def _no_cloud_probes(ray) -> Iterator[None]:
+    """While a local Ray starts: HTTP through a proxy that is not there, except to this machine.
+
+    Ray's head process asks the cloud metadata services which cloud it runs on (an HTTP request to
+    169.254.169.254, a DNS lookup of metadata.google.internal) even with usage statistics off: its
+    usage module gathers that before it reads the opt-out. Ray's processes take their environment
+    when they start, so those requests fail on this machine; Ray's own traffic, all to this
+    machine's addresses, bypasses the proxy. The environment is put back at once."""
+    names = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+    saved = {n: os.environ.get(n) for n in names}
+    try:
+        local = ",".join(dict.fromkeys(["localhost", "127.0.0.1", "::1", ray.util.get_node_ip_address()]))
+    except Exception:  # no address to find: Ray will use loopback, which is in the list anyway
+        local = "localhost,127.0.0.1,::1"
+    try:
+        for n in names[:4]:
+            os.environ[n] = "http://127.0.0.1:9"  # the discard port: refused at once
+        os.environ["no_proxy"] = os.environ["NO_PROXY"] = local
+        yield
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+
+
 def connect(plan: RayPlan) -> bool:
     """Join the cluster at ``plan.address``, or start a Ray on this machine; True when this call
     started Ray (and so should stop it)."""
@@ -145,8 +173,8 @@ def connect(plan: RayPlan) -> bool:
         if plan.address:
             ray.init(address=plan.address, **quiet)
         else:
-            # Loopback only, no dashboard: a Ray started for one batch is reachable from this machine alone.
-            ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", **quiet)
+            with _no_cloud_probes(ray):
+                ray.init(include_dashboard=False, **quiet)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ... by cause
         where = f"the Ray cluster at {plan.address}" if plan.address else "a local Ray"
         raise RaySetupError(f"cannot start or reach {where} ({_why(exc)})") from None

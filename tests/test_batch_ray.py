@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -128,3 +129,30 @@ def test_ctrl_c_stops_a_ray_batch_as_it_stops_a_plain_one(tmp_path):
     assert report["interrupted"] is True and 0 < len(report["rows"]) < n
     assert all(r["status"] == "captioned" for r in report["rows"])  # nothing left undone is called failed
     assert len([p for p in d.iterdir() if p.suffix == ".txt"]) == len(report["rows"])
+
+
+_CONNECT = re.compile(r'connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), '
+                      r'(?:sin_addr=inet_addr\("([^"]+)"\)|.*?inet_pton\(AF_INET6, "([^"]+)")')
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (Debian: apt-get install strace)")
+def test_a_local_ray_batch_talks_to_this_machine_only(tmp_path):
+    """Every connection the batch, Ray's processes and the workers make goes to this machine: not the
+    cloud metadata service Ray's head asks by default, not a DNS server."""
+    import ray.util
+
+    d = _cats(tmp_path, 8)
+    trace = tmp_path / "trace.txt"
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace), sys.executable, "-m",
+                        "capdesk", "batch", str(d), "--ray", *FAST], cwd=ROOT, capture_output=True, text=True,
+                       timeout=RAY_TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    assert len([p for p in d.iterdir() if p.suffix == ".txt"]) == 8
+    here = {"127.0.0.1", "::1", ray.util.get_node_ip_address()}
+    seen = [((m.group(2) or m.group(3)).removeprefix("::ffff:"), int(m.group(1)))  # IPv4 as IPv6 is IPv4
+            for m in _CONNECT.finditer(trace.read_text())]
+    assert seen, "no connection traced: the test proves nothing"
+    # Ray finds this machine's address by connect()ing a UDP socket towards 8.8.8.8:53, which sends
+    # nothing (UDP has no handshake); a DNS query would go to the resolver of /etc/resolv.conf instead.
+    elsewhere = {(a, port) for a, port in seen if a not in here and (a, port) != ("8.8.8.8", 53)}
+    assert not elsewhere, f"connections away from this machine: {sorted(elsewhere)}"
