@@ -243,10 +243,15 @@ class RayRun:
                                        "provider": plan.provider or ("cuda" if plan.gpus > 0 else None),
                                        "beam": self.beam, "options": self.describer.options,
                                        "fixed": self.describer.fixed, "threads": 1})
-            for row in ds.iter_rows():
-                for d in pickle.loads(row["described"]):
-                    done += 1
-                    yield d
+            rows = iter(ds.iter_rows())
+            try:
+                for row in rows:
+                    for d in pickle.loads(row["described"]):
+                        done += 1
+                        yield d
+            finally:
+                # Stops Ray Data's executor now (its threads wait on Ray), before ``close`` stops Ray.
+                rows.close()
         except GeneratorExit:
             raise
         except Exception as exc:  # the cluster went away, a worker could not start ...

@@ -55,15 +55,20 @@ def cmd_batch(ns: argparse.Namespace) -> int:
     if writer is None:
         return EXIT_USAGE
     ray_run = None
+    rows_out = sys.stdout  # path<TAB>alt text, one line per described picture
     if ns.ray:
         from capdesk.batch_ray import RayPlan, RayRun, RaySetupError
 
         plan = RayPlan(address=None if ns.ray == "local" else ns.ray, workers=ns.ray_workers, gpus=ns.ray_gpus,
                        provider=ns.provider)
         ray_run = RayRun(engine, plan, beam=ns.beam)
+        # Ray prints its own notices (a worker that died and was restarted ...) on stdout. They go to
+        # stderr, so that stdout stays one line per described picture, as scripts read it.
+        sys.stdout = sys.stderr
         try:
             print(f"capdesk: {ray_run.start()}", file=sys.stderr, flush=True)
         except RaySetupError as exc:
+            sys.stdout = rows_out
             error(str(exc))
             return EXIT_USAGE
     bar = None
@@ -81,7 +86,7 @@ def cmd_batch(ns: argparse.Namespace) -> int:
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
         elif row.status == RowStatus.CAPTIONED:
             line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
-            (bar.write(line, file=sys.stdout) if bar is not None else print(line, flush=True))
+            (bar.write(line, file=rows_out) if bar is not None else print(line, file=rows_out, flush=True))
         if row.note:
             msg = f"capdesk: {row.path}: {row.note}"
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
@@ -110,6 +115,7 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
         if ray_run is not None:
             ray_run.close()
+            sys.stdout = rows_out
     if ns.embed:
         from capdesk.sidecars import SidecarError, embed_in_image
 

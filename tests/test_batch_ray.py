@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, SAMPLES, run_cli
@@ -112,7 +113,9 @@ def test_killed_ray_batch_resumes_where_it_stopped(tmp_path):
 
 
 def test_ctrl_c_stops_a_ray_batch_as_it_stops_a_plain_one(tmp_path):
-    n = 48
+    # Enough chunks that the rest cannot all arrive before Python runs the handler (it runs once
+    # the main thread is back from waiting on Ray).
+    n = 160
     d = _cats(tmp_path, n)
     rep = tmp_path / "r.json"
     proc = _start(d, "--report", str(rep))
@@ -156,3 +159,47 @@ def test_a_local_ray_batch_talks_to_this_machine_only(tmp_path):
     # nothing (UDP has no handshake); a DNS query would go to the resolver of /etc/resolv.conf instead.
     elsewhere = {(a, port) for a, port in seen if a not in here and (a, port) != ("8.8.8.8", 53)}
     assert not elsewhere, f"connections away from this machine: {sorted(elsewhere)}"
+
+
+def _session_workers(sid: int) -> list[int]:
+    """The Ray workers describing for the batch whose session is ``sid`` (each batch has its own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        session = int(stat.rsplit(")", 1)[1].split()[3])  # state, ppid, pgrp, session
+        if b"MapWorker(MapBatches(DescribeWorker))" in cmd and session == sid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_worker_that_dies_is_replaced_and_stdout_stays_one_line_per_picture(tmp_path):
+    n = 48
+    d = _cats(tmp_path, n)
+    rep = tmp_path / "r.json"
+    proc = _start(d, "--ray-workers", "2", "--report", str(rep))
+    try:
+        lines = [proc.stdout.readline()]
+        assert lines[0].strip()
+        workers = _session_workers(proc.pid)
+        assert workers, "no Ray worker found for this batch"
+        os.kill(workers[0], signal.SIGKILL)  # as the kernel's OOM killer would
+        # Read on through the same buffered stream: communicate() would skip what readline read ahead.
+        out = proc.stdout.read()
+        err = proc.stderr.read()
+        proc.wait(timeout=RAY_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    assert json.loads(rep.read_text())["counts"] == {"captioned": n}
+    lines += out.splitlines(keepends=True)
+    assert "A worker died" in err  # Ray's own notice, on stderr
+    # Ray's notice of the dead worker went to stderr; stdout holds the pictures' lines only.
+    assert len(lines) == n and all(ln.startswith(f"{d}/cat") and "\t" in ln for ln in lines), lines[:3]
+    assert len([p for p in d.iterdir() if p.suffix == ".txt"]) == n
