@@ -31,6 +31,7 @@ from pathlib import Path
 
 from capdesk.bundle import Bundle, open_bundle
 from capdesk.describe import Described, DescribeOptions, Describer
+from capdesk.tasks import failure_line
 
 RAY_MISSING = "Ray is not installed: pip install 'capdesk[ray]'"
 # Where a chunk is no longer worth its own Ray block: past this, chunks share blocks, so that the
@@ -94,15 +95,10 @@ class DescribeWorker:
             try:
                 done = list(self.describer.describe_paths(paths, beam=self.beam, batch_size=len(paths)))
             except Exception as exc:  # one bad chunk is reported, never the end of the batch
-                why = f"the Ray worker failed ({_why(exc)})"
+                why = f"the Ray worker failed ({failure_line(exc)})"
                 done = [Described(p, model=self.describer.name, error=why) for p in paths]
             out.append(pickle.dumps(done, protocol=pickle.HIGHEST_PROTOCOL))
         return {"described": out}
-
-
-def _why(exc: BaseException) -> str:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def _import_ray():
@@ -177,7 +173,7 @@ def connect(plan: RayPlan) -> bool:
                 ray.init(include_dashboard=False, **quiet)
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ... by cause
         where = f"the Ray cluster at {plan.address}" if plan.address else "a local Ray"
-        raise RaySetupError(f"cannot start or reach {where} ({_why(exc)})") from None
+        raise RaySetupError(f"cannot start or reach {where} ({failure_line(exc)})") from None
     for handler in logging.getLogger("ray.data").handlers:  # Ray Data logs every dataset's start and end
         if not isinstance(handler, logging.FileHandler):
             handler.setLevel(logging.ERROR)
@@ -252,10 +248,9 @@ class RayRun:
             finally:
                 # Stops Ray Data's executor now (its threads wait on Ray), before ``close`` stops Ray.
                 rows.close()
-        except GeneratorExit:
-            raise
-        except Exception as exc:  # the cluster went away, a worker could not start ...
-            why = f"not described: the Ray job stopped ({_why(exc)})"
+        # The cluster went away, a worker could not start ... (GeneratorExit, on cancel, passes through.)
+        except Exception as exc:
+            why = f"not described: the Ray job stopped ({failure_line(exc)})"
             for p in paths[done:]:
                 yield Described(p, model=self.describer.name, error=why)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from capdesk import limits
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
@@ -29,47 +30,35 @@ def error(message: str) -> None:
     print(f"capdesk: error: {message}", file=sys.stderr, flush=True)
 
 
-def beam_type(value: str) -> int:
+def _number(value: str, convert: Callable[[str], float], in_range: Callable[[float], bool],
+            expected: str) -> Any:
+    """``convert(value)`` when it is a number ``in_range``; else argparse's error saying what was
+    expected (argparse prefixes "argument --beam: "; a ValueError would read "invalid ... value")."""
     try:
-        n = int(value)
+        x = convert(value)
     except ValueError:
-        n = 0
-    if not limits.BEAM_MIN <= n <= limits.BEAM_MAX:
-        # argparse prefixes "argument --beam: "; a ValueError would read "invalid beam_type value".
-        raise argparse.ArgumentTypeError(f"expected a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}, "
-                                         f"got {value!r}")
-    return n
+        x = None
+    if x is None or not in_range(x):  # NaN is in no range
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+    return x
+
+
+def beam_type(value: str) -> int:
+    return _number(value, int, lambda n: limits.BEAM_MIN <= n <= limits.BEAM_MAX,
+                   f"a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}")
 
 
 def confidence_type(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = float("nan")
-    if not limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"expected a number from {limits.CONFIDENCE_MIN:g} to "
-                                         f"{limits.CONFIDENCE_MAX:g}, got {value!r}")
-    return x
+    return _number(value, float, lambda x: limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX,
+                   f"a number from {limits.CONFIDENCE_MIN:g} to {limits.CONFIDENCE_MAX:g}")
 
 
 def positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, got {value!r}")
-    return n
+    return _number(value, int, lambda n: n >= 1, "a whole number from 1 up")
 
 
 def gpu_share(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = float("nan")
-    if not 0 <= x <= 64:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"expected a number of GPUs from 0 (e.g. 1 or 0.5), got {value!r}")
-    return x
+    return _number(value, float, lambda x: 0 <= x <= 64, "a number of GPUs from 0 (e.g. 1 or 0.5)")
 
 
 def describe_args(p: argparse.ArgumentParser) -> None:

@@ -42,8 +42,10 @@ def background_priority() -> None:
 
 
 def failure_line(exc: BaseException) -> str:
-    """One line for a failure the user sees: the kind and the first line of the message."""
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    """One line for a failure the user sees: the kind and the first line of the message (the kind
+    alone when there is no message)."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 class ThreadRunner:
