@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="teach an installed model your own images and captions; installs a new model")
     sub.add_parser("release", add_help=False, prefix_chars="\0",
                    help="export + tune decoding on val + test metrics + attention sheet, into a bundle")
+    sub.add_parser("scst", add_help=False, prefix_chars="\0",
+                   help="self-critical training after fit: sampled captions rewarded by CIDEr-D")
     sub.add_parser("shrink", add_help=False, prefix_chars="\0",
                    help="float16 encoder and int8 decoder weights: a bundle under half the size, decoding faster")
     return ap
@@ -107,6 +109,10 @@ def _main(argv: list[str] | None = None) -> int:
         from training.shrink import main as shrink_main
 
         return shrink_main(argv[1:])
+    if argv and argv[0] == "scst":
+        from training.scst import main as scst_main
+
+        return scst_main(argv[1:])
     if argv and argv[0] == "finetune":
         from training.finetune import main as finetune_main
 

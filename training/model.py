@@ -117,6 +117,46 @@ class Decoder(nn.Module):
             out["entropy"] = torch.stack(entropy, 1)
         return out
 
+    def sample(self, feats: torch.Tensor, max_len: int, start: int, end: int, pad: int,
+               banned: tuple[int, ...] = ()) -> dict[str, torch.Tensor]:
+        """Sample captions word by word under the app's decoding rules, keeping the graph.
+
+        The bans (special words, no <end> first, no word twice in a row) are applied before
+        the softmax, so ``logp`` is the log-probability under the distribution actually sampled
+        from: what the policy gradient of self-critical training needs. Soft attention only.
+        """
+        h, c, proj = self.init(feats)
+        B = feats.size(0)
+        dev = feats.device
+        rows = torch.arange(B, device=dev)
+        word = torch.full((B,), start, dtype=torch.long, device=dev)
+        alive = torch.ones(B, dtype=torch.bool, device=dev)
+        words, logps, masks, alphas = [], [], [], []
+        for t in range(max_len):
+            alpha = self.attend(feats, proj, h)
+            logits, h, c = self._cell(word, h, c, feats, alpha)
+            ban = torch.zeros(logits.shape, dtype=torch.bool, device=dev)
+            if banned:
+                ban[:, list(banned)] = True
+            if t == 0:
+                ban[:, end] = True
+            else:
+                ban[rows, word] = True
+            logits = logits.float().masked_fill(ban, -torch.inf)
+            logp_all = F.log_softmax(logits, dim=1)
+            nxt = torch.multinomial(logp_all.detach().exp(), 1).squeeze(1)
+            masks.append(alive.clone())
+            logps.append(logp_all.gather(1, nxt.unsqueeze(1)).squeeze(1))
+            alphas.append(alpha)
+            nxt = torch.where(alive, nxt, torch.full_like(nxt, pad))
+            words.append(nxt)
+            alive = alive & (nxt != end)
+            word = torch.where(alive, nxt, torch.full_like(nxt, end))
+            if not alive.any():
+                break
+        return {"words": torch.stack(words, 1), "logp": torch.stack(logps, 1),
+                "mask": torch.stack(masks, 1).float(), "alphas": torch.stack(alphas, 1)}
+
     @torch.no_grad()
     def greedy(self, feats: torch.Tensor, max_len: int, start: int, end: int,
                banned: tuple[int, ...] = ()) -> torch.Tensor:
