@@ -68,6 +68,16 @@ def _weights(w: dict) -> str:
     return line
 
 
+def _self_critical(sc: dict | None) -> str:
+    if not sc:
+        return ""
+    return ("\n- Then self-critical training (Rennie et al., 2017): "
+            f"{sc.get('samples')} captions sampled per photo under the app's decoding rules, rewarded by "
+            f"CIDEr-D ({sc.get('reward', '')}) against the {sc.get('baseline', 'baseline')}; Adam lr {sc.get('lr')}, "
+            f"{sc.get('batch_images')} photos a step, the doubly stochastic penalty kept; best checkpoint by val "
+            f"BLEU-4 ({sc.get('best_at', 'see the manifest')}).")
+
+
 def render(manifest: dict, notes: dict) -> str:
     m = manifest
     t = m.get("metrics", {}).get("test", {})
@@ -103,7 +113,8 @@ def render(manifest: dict, notes: dict) -> str:
         f"bucketed by length, gradient clipping {cfg.get('clip')}, horizontal-flip feature augmentation "
         f"{'on' if cfg.get('flip') else 'off'}, early stopping on val BLEU-4 (patience {cfg.get('patience')}); "
         f"best epoch {tr.get('best_epoch')} of {notes.get('epochs_run', len(tr.get('history', [])))} run, "
-        f"seed {cfg.get('seed')}.",
+        f"seed {cfg.get('seed')}."
+        + _self_critical(tr.get("self_critical")),
         f"- Decoding (chosen on val): beam {m['decoding']['beam']}, length normalisation α = "
         f"{m['decoding']['length_alpha']}, n-gram blocking {m['decoding']['block_ngram'] or 'off'}.",
         "",

