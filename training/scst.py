@@ -49,6 +49,10 @@ class ScstConfig:
     seed: int = 7
     threads: int = 0
     amp: bool = True
+    # Dropout off while sampling: with dropout 0.5 on the deep output the samples are far noisier
+    # than the captions the app decodes, and the reward mostly measures that noise (measured: sampled
+    # CIDEr-D rose 0.25 -> 0.42 in two epochs while greedy val CIDEr fell 0.493 -> 0.455).
+    sample_dropout: bool = False
     val_every: int = 0  # >0: also validate every this many steps
     ckpt_minutes: float = 5.0
     max_steps: int = 0
@@ -151,6 +155,7 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
                 use = np.random.default_rng((cfg.seed, epoch, step)).random(len(rows)) < 0.5
                 f = np.where(use[:, None, None], tr_flip[rows], f)
             feats = torch.from_numpy(f.astype(np.float32)).to(device).repeat_interleave(k, 0)
+            model.train(cfg.sample_dropout)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.amp):
                 s = model.sample(feats, tcfg.max_len + 1, START, END, PAD, banned=(PAD, START, UNK))
             caps = [vocab.decode(ids) for ids in s["words"].tolist()]
