@@ -175,8 +175,9 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
             mean_r = float(reward.mean())
             run_r = mean_r if run_r is None else 0.95 * run_r + 0.05 * mean_r
             if state["global_step"] % 20 == 0:
-                log.info("epoch %d step %d/%d: mean sampled CIDEr-D %.3f, %.2f s/step", epoch + 1, step + 1,
-                         len(chunks), run_r, (time.time() - t0) / (step + 1 - first))
+                log.info("epoch %d step %d/%d: mean sampled CIDEr-D %.3f, words %.1f, attention penalty %.2f, "
+                         "%.2f s/step", epoch + 1, step + 1, len(chunks), run_r, float(mask.sum(1).mean()),
+                         float(ds_pen), (time.time() - t0) / (step + 1 - first))
             if cfg.val_every and state["global_step"] % cfg.val_every == 0:
                 check(f"epoch {epoch + 1} step {step + 1}")
                 model.train()
