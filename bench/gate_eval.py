@@ -47,6 +47,26 @@ def how_said(described, threshold: float) -> str:
     return "probably" if described.caption.confidence < threshold else "fact"
 
 
+def references(data: Path) -> dict[str, list[str]]:
+    from training.data import read_any
+
+    return {str(r.image): [" ".join(c) for c in r.captions] for r in read_any(data).split("test")}
+
+
+def said_quality(described: list, said: list[str], refs: dict[str, list[str]]) -> dict:
+    """Corpus BLEU-4 and CIDEr of the captions said as fact and of those said as "Probably": whether
+    the confidence threshold separates better captions from worse ones."""
+    from training.metrics import score
+
+    out = {}
+    for kind in ("fact", "probably"):
+        hyps = {str(d.path): " ".join(d.caption.words) for d, k in zip(described, said) if k == kind}
+        if hyps:
+            m = score({h: refs[h] for h in hyps}, hyps)
+            out[kind] = {"BLEU-4": round(m["BLEU-4"], 3), "CIDEr": round(m["CIDEr"], 3)}
+    return out
+
+
 def synthetic(out: Path, n: int = 20) -> dict[str, list[Path]]:
     rng = np.random.default_rng(1)
     kinds: dict[str, list[Path]] = {"blank": [], "noise": [], "text": [], "screenshot": []}
@@ -126,11 +146,13 @@ def main() -> int:
         }
         if name == "everyday":
             sources = test_sources(data, name, ns.limit)
+            refs = references(data / name)
             for group in sorted(set(sources.values())):
                 ds_g = [d for d, f in zip(routed, files) if sources[f] == group]
                 said = [how_said(d, opts.low_confidence) for d in ds_g]
                 res[name][f"said_{group}"] = {"images": len(ds_g), **{k: round(said.count(k) / len(ds_g), 4)
-                                                                      for k in ("fact", "probably", "withheld")}}
+                                                                      for k in ("fact", "probably", "withheld")},
+                                              "quality": said_quality(ds_g, said, refs)}
         print(name, res[name], flush=True)
     import tempfile
 
