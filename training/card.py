@@ -68,6 +68,22 @@ def _weights(w: dict) -> str:
     return line
 
 
+def _decoder_line(m: dict, dec: dict) -> str:
+    one = dec["members"][0] if "members" in dec else dec
+    line = (f"- Decoder: {one.get('attention', 'soft')} attention (Xu et al., 2015) with the β gate, LSTM of "
+            f"{one['hidden_dim']}, embedding {one['embed_dim']}, attention {one['attention_dim']}, deep output "
+            f"layer, dropout {one.get('dropout')}; vocabulary {m['vocab']['size']} words "
+            f"(seen at least {m['vocab'].get('min_count', '?')} times in training captions).")
+    if "members" not in dec:
+        return line
+    runs = m.get("training", {}).get("ensemble", [])
+    how = ", ".join(f"seed {r.get('seed')}, best epoch {r.get('best_epoch')}" for r in runs)
+    return (line + f"\n- An ensemble of {len(dec['members'])} such decoders trained apart ({how}): at each word "
+            "the mean of their word probabilities, and the mean of their attention. The exported graphs "
+            "carry the decoders side by side, so the app decodes it like any model, in about twice the time "
+            "of one decoder. The figures of a single decoder are in docs/training.md.")
+
+
 def _self_critical(sc: dict | None) -> str:
     if not sc:
         return ""
@@ -104,10 +120,7 @@ def render(manifest: dict, notes: dict) -> str:
         "",
         f"- Encoder: {enc['architecture']} ({enc.get('weights', '')}), input {enc['input_size']} px, "
         f"grid of {enc['grid']} locations × {enc['feature_dim']} features; also its ImageNet head (object tags).",
-        f"- Decoder: {dec.get('attention', 'soft')} attention (Xu et al., 2015) with the β gate, LSTM of "
-        f"{dec['hidden_dim']}, embedding {dec['embed_dim']}, attention {dec['attention_dim']}, deep output "
-        f"layer, dropout {dec.get('dropout')}; vocabulary {m['vocab']['size']} words "
-        f"(seen at least {m['vocab'].get('min_count', '?')} times in training captions).",
+        _decoder_line(m, dec),
         f"- Training: cross-entropy + doubly stochastic attention penalty (λ = {cfg.get('ds_lambda')}), "
         f"Adam lr {cfg.get('lr')} (×{cfg.get('lr_decay')} after a worse epoch), batch {cfg.get('batch_size')} "
         f"bucketed by length, gradient clipping {cfg.get('clip')}, horizontal-flip feature augmentation "

@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="export + tune decoding on val + test metrics + attention sheet, into a bundle")
     sub.add_parser("scst", add_help=False, prefix_chars="\0",
                    help="self-critical training after fit: sampled captions rewarded by CIDEr-D")
+    sub.add_parser("ensemble", add_help=False, prefix_chars="\0",
+                   help="several finished runs decoding as one model (the mean of their word probabilities)")
     sub.add_parser("shrink", add_help=False, prefix_chars="\0",
                    help="float16 encoder and int8 decoder weights: a bundle under half the size, decoding faster")
     return ap
@@ -109,6 +111,10 @@ def _main(argv: list[str] | None = None) -> int:
         from training.shrink import main as shrink_main
 
         return shrink_main(argv[1:])
+    if argv and argv[0] == "ensemble":
+        from training.ensemble import main as ensemble_main
+
+        return ensemble_main(argv[1:])
     if argv and argv[0] == "scst":
         from training.scst import main as scst_main
 

