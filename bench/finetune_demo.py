@@ -55,7 +55,8 @@ def main() -> int:
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     t0 = time.time()
     subprocess.run([sys.executable, "-m", "capdesk", "train", "finetune", "--data", str(photos), "--base", ns.base,
-                    "--out", ns.name, "--models-dir", str(models)], check=True, env=env, cwd=ROOT)
+                    "--out", ns.name, "--models-dir", str(models)], check=True, env=env, cwd=ROOT,
+                   stdout=sys.stderr)  # stdout is this script's one JSON object
     minutes = (time.time() - t0) / 60
     manifest = json.loads((models / ns.name / "manifest.json").read_text(encoding="utf-8"))
     test = subprocess.run([sys.executable, "-m", "capdesk", "train", "evaluate", str(models / ns.name), ns.data,

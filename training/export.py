@@ -246,7 +246,10 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
         # A shrunk bundle (training/shrink.py) stores weights as float16 or int8: read back as float32.
         for init_name, value in float_initializers(g.graph).items():
             arr = torch.from_numpy(value.copy())
-            name = renamed.get(init_name) or (init_name[4:] if init_name.startswith("dec.") else init_name)
+            if init_name in renamed:  # recorded at export: stored transposed, for a MatMul
+                got[renamed[init_name]] = arr.T.contiguous()
+                continue
+            name = init_name[4:] if init_name.startswith("dec.") else init_name
             if name in want:
                 got[name] = arr
             elif init_name.startswith("onnx::MatMul"):
