@@ -9,18 +9,24 @@ import sys
 from pathlib import Path
 
 
-def _config_args(p: argparse.ArgumentParser) -> None:
-    from training.train import TrainConfig
-
-    for f in dataclasses.fields(TrainConfig):
-        if f.name in ("data", "extra"):
+def dataclass_options(p: argparse.ArgumentParser, cls: type, skip: tuple[str, ...] = (),
+                      required: tuple[str, ...] = ()) -> None:
+    """One ``--option`` per field of a settings dataclass, its default and type from the field."""
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
         default = f.default
         if isinstance(default, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
         else:
-            p.add_argument(flag, type=type(default), default=default)
+            p.add_argument(flag, type=type(default), default=default, required=f.name in required)
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    from training.train import TrainConfig
+
+    dataclass_options(p, TrainConfig, skip=("data", "extra"))
 
 
 def _config(ns: argparse.Namespace):

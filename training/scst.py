@@ -28,7 +28,18 @@ import numpy as np
 import torch
 
 from training.cider import CiderD
-from training.train import Cancelled, TrainConfig, _fmt, load_checkpoint, prepare, setup_logging, validate
+from training.cli import dataclass_options
+from training.train import (
+    Cancelled,
+    TrainConfig,
+    _fmt,
+    load_checkpoint,
+    prepare,
+    resume,
+    save_checkpoint,
+    start_run,
+    validate,
+)
 from training.vocab import END, PAD, START, UNK
 
 log = logging.getLogger("training")
@@ -68,13 +79,7 @@ def rewards(cider: CiderD, images: list[int], captions: list[list[str]], k: int)
 
 def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
     out = Path(cfg.out)
-    setup_logging(out)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    torch.set_flush_denormal(True)
-    torch.manual_seed(cfg.seed)
-    random.seed(cfg.seed)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = start_run(out, cfg.threads, cfg.seed)
 
     model, vocab, base_ck = load_checkpoint(Path(cfg.base) / "checkpoint_best.pt")
     if model.cfg.attention != "soft":
@@ -100,13 +105,9 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
 
     state = {"epoch": 0, "step": 0, "best": -1.0, "bad_epochs": 0, "history": [], "global_step": 0}
     last = out / "checkpoint_last.pt"
-    if last.exists():
-        ck = torch.load(last, map_location=device, weights_only=False)
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["opt"])
-        state = ck["state"]
-        torch.set_rng_state(ck["rng"])
-        log.info("resumed at epoch %d step %d (best val BLEU-4 %.4f)", state["epoch"] + 1, state["step"], state["best"])
+    resumed = resume(last, model, opt, device)
+    if resumed is not None:
+        state = resumed
     else:
         before = validate(model, va_feats, val_recs, vocab, tcfg.max_len, device)
         state["before"] = before
@@ -116,11 +117,8 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
         log.info("before self-critical training: val %s", _fmt(before))
 
     def save(path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state,
-                    "rng": torch.get_rng_state(), "config": asdict(tcfg), "model_config": model.cfg.to_dict(),
-                    "vocab": vocab.itos, "grid": base_ck.get("grid"), "scst": scst_info}, tmp)
-        tmp.replace(path)
+        save_checkpoint(path, model, opt, state, config=asdict(tcfg), model_config=model.cfg.to_dict(),
+                        vocab=vocab.itos, grid=base_ck.get("grid"), scst=scst_info)
 
     if not (out / "checkpoint_best.pt").exists():
         save(out / "checkpoint_best.pt")  # the starting point counts: the stage may only help
@@ -210,17 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="capdesk train scst", description=__doc__.splitlines()[0])
     ap.add_argument("base", help="a finished cross-entropy run folder (holds checkpoint_best.pt)")
     ap.add_argument("data", help="the data set it was trained on")
-    defaults = ScstConfig()
-    for name, value in asdict(defaults).items():
-        if name in ("base", "data"):
-            continue
-        flag = "--" + name.replace("_", "-")
-        if isinstance(value, bool):
-            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
-        else:
-            ap.add_argument(flag, type=type(value), default=value, required=name == "out")
+    dataclass_options(ap, ScstConfig, skip=("base", "data"), required=("out",))
     ns = ap.parse_args(argv)
-    cfg = ScstConfig(**{k: v for k, v in vars(ns).items()})
+    cfg = ScstConfig(**vars(ns))
     try:
         train_scst(cfg)
     except (ValueError, FileNotFoundError) as exc:

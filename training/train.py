@@ -184,6 +184,42 @@ def validate(model: Decoder, feats: np.ndarray, records, vocab: Vocab, max_len: 
     return score(references(records), hyps)
 
 
+def start_run(out: Path, threads: int, seed: int) -> torch.device:
+    """What every training stage does first: its log, threads, denormals and seeds; the device."""
+    setup_logging(out)
+    if threads:
+        torch.set_num_threads(threads)
+    # Peaked attention weights and their gradients underflow into denormal numbers, which the CPU
+    # handles many times slower; flushed to zero they change nothing measurable.
+    torch.set_flush_denormal(True)
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def resume(last: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, device: torch.device) -> dict | None:
+    """Load ``checkpoint_last.pt`` into the model and optimiser; its state, or None to start afresh."""
+    if not last.exists():
+        return None
+    ck = torch.load(last, map_location=device, weights_only=False)
+    model.load_state_dict(ck["model"])
+    opt.load_state_dict(ck["opt"])
+    torch.set_rng_state(ck["rng"])
+    state = ck["state"]
+    log.info("resumed from epoch %d step %d (best val BLEU-4 %.4f)", state["epoch"] + 1, state["step"], state["best"])
+    return state
+
+
+def save_checkpoint(path: Path, model: torch.nn.Module, opt: torch.optim.Optimizer, state: dict, **facts) -> None:
+    """Write a run checkpoint atomically: weights, optimiser, state and RNG, plus ``facts`` (config,
+    vocabulary, ...) that export and resume read back."""
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state,
+                "rng": torch.get_rng_state(), **facts}, tmp)
+    tmp.replace(path)
+
+
 class Cancelled(Exception):
     """Training was stopped on request; checkpoint_last.pt lets the same run resume."""
 
@@ -199,16 +235,7 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     from tqdm import tqdm
 
     out = Path(cfg.out)
-    setup_logging(out)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    # Peaked attention weights and their gradients underflow into denormal numbers, which the CPU
-    # handles many times slower; flushed to zero they change nothing measurable.
-    torch.set_flush_denormal(True)
-    torch.manual_seed(cfg.seed)
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = start_run(out, cfg.threads, cfg.seed)
     ds, cache = prepare(cfg, dataset)
     train_recs, val_recs = ds.split("train"), ds.split("val")
     if not train_recs:
@@ -241,21 +268,11 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     state = {"epoch": 0, "step": 0, "best": -1.0, "bad_epochs": 0, "history": [], "hard": {},
              "global_step": 0}
     last = out / "checkpoint_last.pt"
-    if last.exists():
-        ck = torch.load(last, map_location=device, weights_only=False)
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["opt"])
-        state = ck["state"]
-        torch.set_rng_state(ck["rng"])
-        log.info("resumed from epoch %d step %d (best val BLEU-4 %.4f)", state["epoch"] + 1,
-                 state["step"], state["best"])
+    state = resume(last, model, opt, device) or state
 
     def save(path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state,
-                    "rng": torch.get_rng_state(), "config": asdict(cfg), "model_config": mcfg.to_dict(),
-                    "vocab": vocab.itos, "grid": grid}, tmp)
-        tmp.replace(path)
+        save_checkpoint(path, model, opt, state, config=asdict(cfg), model_config=mcfg.to_dict(),
+                        vocab=vocab.itos, grid=grid)
 
     if state["global_step"] == 0 and state["best"] < 0 and init_state is not None:
         base = validate(model, va_feats, val_recs, vocab, cfg.max_len, device)
