@@ -137,6 +137,24 @@ def test_shrinking_twice_changes_nothing(shrunk_bundle, tmp_path):
         assert (again / fn).read_bytes() == (shrunk_bundle / fn).read_bytes()
 
 
+def test_restoring_the_shipped_encoder_ships_it_byte_for_byte(default_bundle, tmp_path):
+    """A new machine re-exports with the shipped encoder, not one exported again (whose weights differ
+    in the last bit, so the app would no longer compare the models as seeing the same features)."""
+    onnx = pytest.importorskip("onnx")
+    from training.shrink import float16_storage, main
+
+    assert main([str(default_bundle), "--restore-encoder", str(tmp_path / "cache")]) == 0
+    manifest = json.loads((default_bundle / "manifest.json").read_text(encoding="utf-8"))
+    dst = tmp_path / "cache" / "encoders" / f"lite0-{manifest['encoder']['input_size']}.onnx"
+    restored = onnx.load(str(dst))
+    assert not any(n.name.endswith("__to_f32") for n in restored.graph.node)
+    assert not any(i.data_type == onnx.TensorProto.FLOAT16 for i in restored.graph.initializer)
+    assert float16_storage(restored).SerializeToString() == (default_bundle / "encoder.onnx").read_bytes()
+    assert json.loads(dst.with_suffix(".json").read_text()) == {"grid": manifest["encoder"]["grid"],
+                                                                "dim": manifest["encoder"]["feature_dim"]}
+    assert main([str(tmp_path / "nothing"), "--restore-encoder", str(tmp_path / "cache")]) == 2
+
+
 def test_shrink_refuses_a_damaged_bundle(default_bundle, tmp_path):
     pytest.importorskip("onnx")
     from training.shrink import ShrinkError, shrink_bundle

@@ -1,6 +1,7 @@
 """Shrink a model bundle's weights after export: the encoder's to float16, the decoder's to int8.
 
     capdesk train shrink BUNDLE [--out FOLDER] [--data DATA --image-root ROOT]
+    capdesk train shrink BUNDLE --restore-encoder [CACHE]   # before re-exporting on a new machine
 
 The app contract does not change: every graph still takes and gives float32, with the same names
 and shapes, so the app loads a shrunk bundle and an old one alike.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -62,6 +64,49 @@ def float16_storage(model, min_elements: int = MIN_ELEMENTS):
     del g.node[:]
     g.node.extend(nodes)
     return model
+
+
+def float32_storage(model):
+    """The inverse of ``float16_storage`` (in place): each float16 weight back as the float32 weight
+    it replaced, under its own name and place, the Casts gone. ``float16_storage`` of the result
+    gives the same bytes again, which is how a new machine re-exports a bundle with the very encoder
+    that was shipped (the app compares models by the encoder's sha256)."""
+    from onnx import numpy_helper
+
+    g = model.graph
+    inits = [numpy_helper.from_array(numpy_helper.to_array(i).astype(np.float32), i.name[:-len("__f16")])
+             if i.name.endswith("__f16") else i for i in g.initializer]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    nodes = [n for n in g.node if not (n.op_type == "Cast" and n.name.endswith("__to_f32"))]
+    del g.node[:]
+    g.node.extend(nodes)
+    return model
+
+
+def restore_encoder(bundle: Path, cache: Path) -> Path:
+    """Put a bundle's encoder, as float32, where training exports and caches features with it
+    (``CACHE/encoders/<encoder>-<size>.onnx``), so the next export ships it byte for byte.
+
+    Exporting the encoder again on another machine gives weights that differ in the last bit
+    (batch-norm folding), hence another sha256; restoring avoids that."""
+    import onnx
+
+    manifest = json.loads((Path(bundle) / "manifest.json").read_text(encoding="utf-8"))
+    enc = manifest["encoder"]
+    arch = enc["architecture"].removeprefix("efficientnet-")
+    shipped = (Path(bundle) / ENCODER).read_bytes()
+    model = float32_storage(onnx.load_from_string(shipped))
+    if shrunk(manifest) and float16_storage(onnx.load_from_string(model.SerializeToString())).SerializeToString() \
+            != shipped:
+        raise ShrinkError(f"{bundle}: its encoder does not come back byte for byte; not restored")
+    dst = Path(cache) / "encoders" / f"{arch}-{enc['input_size']}.onnx"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(".tmp.onnx")
+    onnx.save(model, str(tmp))
+    tmp.replace(dst)
+    dst.with_suffix(".json").write_text(json.dumps({"grid": enc["grid"], "dim": enc["feature_dim"]}))
+    return dst
 
 
 def quantise_decoder(src: Path, dst: Path) -> None:
@@ -168,8 +213,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", help="data set with a test split: measure BLEU-4 and CIDEr before and after")
     ap.add_argument("--image-root", default=None)
     ap.add_argument("--beam", type=int, default=3)
+    ap.add_argument("--restore-encoder", metavar="CACHE", nargs="?", const="",
+                    help="instead: put BUNDLE's encoder, as float32, into the training cache (default: the "
+                         "user cache), so that exports made here ship that very encoder")
     ns = ap.parse_args(argv)
     bundle = Path(ns.bundle)
+    if ns.restore_encoder is not None:
+        from training.train import default_cache_dir
+
+        try:
+            dst = restore_encoder(bundle, Path(ns.restore_encoder or default_cache_dir()))
+        except (OSError, KeyError, ShrinkError) as exc:
+            print(f"capdesk train shrink: error: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps({"encoder": str(dst)}))
+        return 0
     out = Path(ns.out) if ns.out else bundle
     if not (bundle / "manifest.json").is_file():
         ap.error(f"{bundle}: not a model bundle folder (no manifest.json)")
