@@ -136,3 +136,38 @@ def test_members_must_share_a_vocabulary(tmp_path, two_runs):
     r = subprocess.run([sys.executable, "-m", "training", "ensemble", str(two_runs / "run3"), str(tmp_path / "runx"),
                         "--out", str(tmp_path / "ens")], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 2 and "vocabulary differs" in r.stderr and not (tmp_path / "ens").exists()
+
+
+def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
+    """A shipped (shrunk) model joins a decoder trained since, without its training run; an ensemble
+    bundle brings each of its members."""
+    import torch
+
+    from training.export import export_run
+    from training.shrink import shrink_bundle
+    from training.train import load_checkpoint
+
+    export_run(two_runs / "run3", tmp_path / "full", "toy")
+    shrink_bundle(tmp_path / "full", tmp_path / "small")
+    small = tmp_path / "small"
+    r = subprocess.run([sys.executable, "-m", "training", "ensemble", str(small), str(two_runs / "run4"),
+                        "--out", str(tmp_path / "ens")], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    model, _, ck = load_checkpoint(tmp_path / "ens" / "checkpoint_best.pt")
+    one, _, _ = load_checkpoint(two_runs / "run3" / "checkpoint_best.pt")
+    four, _, _ = load_checkpoint(two_runs / "run4" / "checkpoint_best.pt")
+    for k, v in one.state_dict().items():  # the bundle's member: run 3 within int8's rounding
+        assert (v - model.members[0].state_dict()[k]).abs().max().item() <= v.abs().max().item() / 254 + 1e-6, k
+    for k, v in four.state_dict().items():
+        assert torch.equal(v, model.members[1].state_dict()[k]), k
+    members = ck["state"]["members"]
+    assert members[0]["bundle"] == str(small) and members[0]["seed"] == 3 and "bundle" not in members[1]
+
+    bundle = export_run(tmp_path / "ens", tmp_path / "ensbundle", "toy-ensemble")
+    r = subprocess.run([sys.executable, "-m", "training", "ensemble", str(bundle), str(two_runs / "run3"),
+                        "--out", str(tmp_path / "ens3")], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    three, _, ck3 = load_checkpoint(tmp_path / "ens3" / "checkpoint_best.pt")
+    assert len(three.members) == 3 and [m["seed"] for m in ck3["state"]["members"]] == [3, 4, 3]
+    for k, v in four.state_dict().items():
+        assert torch.equal(v, three.members[1].state_dict()[k]), k

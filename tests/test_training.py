@@ -191,6 +191,51 @@ def test_doubly_stochastic_penalty_and_hard_attention():
             assert "rl" in stats and "baseline" in state and stats["entropy"] > 0
 
 
+def test_label_smoothing_stops_rewarding_certainty_and_leaves_the_reward_alone():
+    import torch
+
+    from training.model import caption_loss
+
+    caps = torch.tensor([[1, 5, 6, 2]])
+    targets = caps[:, 1:]
+
+    def out_for(margin: float) -> dict:
+        logits = torch.zeros(1, 3, 10)
+        logits[0, torch.arange(3), targets[0]] = margin
+        return {"logits": logits, "alphas": torch.full((1, 3, 4), 1 / 3)}
+
+    plain = [caption_loss(out_for(m), caps, pad=0, ds_lambda=0.0)[1]["ce"] for m in (5.0, 30.0)]
+    smooth = [caption_loss(out_for(m), caps, pad=0, ds_lambda=0.0, label_smoothing=0.1)[1]["ce"] for m in (5.0, 30.0)]
+    assert plain[1] < plain[0]  # without smoothing, more certainty always costs less
+    assert smooth[1] > smooth[0]  # with it, a near one-hot guess costs more than a sure-but-open one
+    # hard attention's REINFORCE reward stays the caption's true log-likelihood
+    out = out_for(5.0)
+    out["loc_logp"] = torch.zeros(1, 3, requires_grad=True)
+    out["entropy"] = torch.ones(1, 3)
+    a, b = {}, {}
+    caption_loss(out, caps, pad=0, ds_lambda=0.0, hard_state=a)
+    caption_loss(out, caps, pad=0, ds_lambda=0.0, hard_state=b, label_smoothing=0.1)
+    assert a["baseline"] == pytest.approx(b["baseline"])
+
+
+def test_weight_average_follows_the_weights_and_swaps_back():
+    import torch
+
+    from training.train import WeightAverage
+
+    m = torch.nn.Linear(3, 2)
+    first = {k: v.clone() for k, v in m.state_dict().items()}
+    avg = WeightAverage(m, decay=0.75)
+    with torch.no_grad():
+        m.weight.add_(4.0)
+    avg.update()
+    assert torch.allclose(avg.state_dict()["weight"], first["weight"] + 1.0)  # a quarter of the way
+    own = m.weight.detach().clone()
+    with avg.swapped_in() as judged:
+        assert torch.allclose(judged.weight, first["weight"] + 1.0)
+    assert torch.equal(m.weight, own)
+
+
 # -- parity, resume, pipeline -------------------------------------------------------------
 def _train(data: Path, out: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "training", "fit", str(data), "--out", str(out), "--cache", str(cache), *SMALL, *extra]
@@ -254,7 +299,8 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_
     import torch
 
     sidecar_folder = many_folder
-    args = ["--epochs", "3", "--ckpt-minutes", "0", "--seed", "3"]
+    # with the weight average on, so that resuming must bring it back as well
+    args = ["--epochs", "3", "--ckpt-minutes", "0", "--seed", "3", "--ema", "0.9"]
     # Reference: an uninterrupted run.
     assert _train(sidecar_folder, tmp_path / "ref", feature_cache, *args).returncode == 0
     # Killed mid-epoch once a checkpoint exists, then started again with the same command.
@@ -299,6 +345,12 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_
     assert a["state"]["global_step"] == b["state"]["global_step"]
     for k, v in a["model"].items():
         assert torch.allclose(v, b["model"][k], atol=1e-5), k
+        assert torch.allclose(a["ema"][k], b["ema"][k], atol=1e-5), k
+    # export reads checkpoint_best.pt: with --ema it holds the average, not the last step's weights
+    best = torch.load(run / "checkpoint_best.pt", weights_only=False)
+    if best["state"]["best_epoch"] == 3:
+        assert all(torch.equal(v, b["ema"][k]) for k, v in best["model"].items())
+    assert not all(torch.equal(v, best["model"][k]) for k, v in b["model"].items())
 
 
 def test_unreadable_images_are_skipped_not_fatal(tmp_path, sidecar_folder, feature_cache):

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from training.model import Decoder, DecoderConfig
+from training.vocab import Vocab
 
 
 @dataclass
@@ -88,11 +89,58 @@ def from_checkpoint(ck: dict) -> Ensemble:
     return ens
 
 
-def combine(runs: list[Path], out: Path) -> Path:
-    """Write an ensemble run: ``out/checkpoint_best.pt`` holding each run's best decoder."""
+def _from_bundle(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
+    """A released bundle as members: its decoder rebuilt from the graphs (a shrunk bundle's weights
+    read back as float32), with what the manifest recorded of its training in place of a
+    checkpoint. An ensemble bundle gives each of its members."""
+    from training.export import decoder_from_bundle
+
+    model, itos, manifest = decoder_from_bundle(path)
+    tr = manifest.get("training", {})
+    ck = {"config": tr.get("config", {}), "grid": manifest["encoder"]["grid"], "bundle": str(path),
+          "state": {"best_epoch": tr.get("best_epoch"), "best_metrics": tr.get("val_metrics_greedy"),
+                    "history": tr.get("history", [])}}
+    if tr.get("self_critical"):
+        ck["scst"] = tr["self_critical"]
+    return _members(model, Vocab(itos), ck, tr.get("ensemble"))
+
+
+def _members(model: nn.Module, vocab: Vocab, ck: dict, infos: list[dict] | None) -> list[tuple[Decoder, Vocab, dict]]:
+    """A decoder as ensemble members: itself, or each member of an ensemble as it was recorded."""
+    if not isinstance(model, Ensemble):
+        return [(model, vocab, ck)]
+    out = []
+    for m, info in zip(model.members, infos or [{}] * len(model.members)):
+        mck = {**ck, "config": {**ck["config"], "seed": info.get("seed"), "lr_decay": info.get("lr_decay")},
+               "state": {"best_epoch": info.get("best_epoch"), "best_metrics": info.get("val_metrics_greedy")}}
+        mck.pop("scst", None)
+        if info.get("self_critical"):
+            mck["scst"] = True
+        out.append((m, vocab, mck))
+    return out
+
+
+def _load_member(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
     from training.train import load_checkpoint
 
-    loaded = [load_checkpoint(Path(r) / "checkpoint_best.pt") for r in runs]
+    if (path / "manifest.json").is_file() and not (path / "checkpoint_best.pt").exists():
+        return _from_bundle(path)
+    model, vocab, ck = load_checkpoint(path / "checkpoint_best.pt")
+    return _members(model, vocab, ck, ck["state"].get("members"))
+
+
+def combine(runs: list[Path], out: Path) -> Path:
+    """Write an ensemble run: ``out/checkpoint_best.pt`` holding each run's best decoder.
+
+    A member may also be a released model bundle (its folder with ``manifest.json``), so a shipped
+    model can join decoders trained since, without its training run."""
+    loaded: list[tuple[Decoder, Vocab, dict]] = []
+    sources: list[Path] = []
+    for r in runs:
+        got = _load_member(Path(r))
+        loaded += got
+        sources += [Path(r)] * len(got)
+    runs = sources
     vocab = loaded[0][1]
     for (model, v, ck), run in zip(loaded, runs):
         if v.itos != vocab.itos:
@@ -104,7 +152,8 @@ def combine(runs: list[Path], out: Path) -> Path:
             raise ValueError(f"{run}: another encoder than {runs[0]}'s")
     ens = Ensemble([m for m, _, _ in loaded])
     first = loaded[0][2]
-    members = [{"run": str(r), "best_epoch": ck["state"].get("best_epoch"), "seed": ck["config"].get("seed"),
+    members = [{"run": str(r), **({"bundle": ck["bundle"]} if ck.get("bundle") else {}),
+                "best_epoch": ck["state"].get("best_epoch"), "seed": ck["config"].get("seed"),
                 "lr_decay": ck["config"].get("lr_decay"), "val_metrics_greedy": ck["state"].get("best_metrics"),
                 **({"self_critical": True} if ck.get("scst") else {})}
                for r, (_, _, ck) in zip(runs, loaded)]
@@ -124,7 +173,8 @@ def combine(runs: list[Path], out: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="capdesk train ensemble", description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="finished training runs (each holds checkpoint_best.pt)")
+    ap.add_argument("runs", nargs="+",
+                    help="finished training runs (each holds checkpoint_best.pt) or released model bundles")
     ap.add_argument("--out", required=True, help="the ensemble's run folder, for export or release")
     ns = ap.parse_args(argv)
     try:

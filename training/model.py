@@ -185,15 +185,19 @@ class Decoder(nn.Module):
 
 def caption_loss(out: dict[str, torch.Tensor], caps: torch.Tensor, pad: int, ds_lambda: float,
                  hard_state: dict | None = None, entropy_weight: float = 0.01,
-                 reinforce_weight: float = 1.0) -> tuple[torch.Tensor, dict[str, float]]:
+                 reinforce_weight: float = 1.0, label_smoothing: float = 0.0) -> tuple[torch.Tensor, dict[str, float]]:
     """Cross-entropy + doubly stochastic penalty (+ REINFORCE terms for hard attention)."""
     targets = caps[:, 1:]
     mask = (targets != pad).float()
     logits = out["logits"]
     nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
                           reduction="none").view_as(mask) * mask
+    if label_smoothing:
+        # the REINFORCE reward below stays the caption's true log-likelihood
+        smoothed = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none",
+                                   label_smoothing=label_smoothing).view_as(mask) * mask
     n_words = mask.sum().clamp_min(1)
-    ce = nll.sum() / n_words
+    ce = (smoothed if label_smoothing else nll).sum() / n_words
     alpha_sum = (out["alphas"] * mask.unsqueeze(2)).sum(1)  # [B, L]
     ds = ((1.0 - alpha_sum) ** 2).sum(1).mean()
     loss = ce + ds_lambda * ds
