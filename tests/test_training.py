@@ -229,10 +229,16 @@ def test_weight_average_follows_the_weights_and_swaps_back():
     with torch.no_grad():
         m.weight.add_(4.0)
     avg.update()
-    assert torch.allclose(avg.state_dict()["weight"], first["weight"] + 1.0)  # a quarter of the way
+    # the first average is the weights themselves: the random start is not part of it
+    assert torch.allclose(avg.averaged()["weight"], first["weight"] + 4.0)
+    with torch.no_grad():
+        m.weight.add_(4.0)
+    avg.update()
+    # then each step weighs a quarter, the past three quarters: (0.25 * 8 + 0.75 * 0.25 * 4) / (1 - 0.75 ** 2)
+    assert torch.allclose(avg.averaged()["weight"], first["weight"] + 2.75 / 0.4375)
     own = m.weight.detach().clone()
     with avg.swapped_in() as judged:
-        assert torch.allclose(judged.weight, first["weight"] + 1.0)
+        assert torch.allclose(judged.weight, first["weight"] + 2.75 / 0.4375)
     assert torch.equal(m.weight, own)
 
 
@@ -345,11 +351,13 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_
     assert a["state"]["global_step"] == b["state"]["global_step"]
     for k, v in a["model"].items():
         assert torch.allclose(v, b["model"][k], atol=1e-5), k
-        assert torch.allclose(a["ema"][k], b["ema"][k], atol=1e-5), k
+        assert torch.allclose(a["ema"]["shadow"][k], b["ema"]["shadow"][k], atol=1e-5), k
+    assert a["ema"]["steps"] == b["ema"]["steps"] == a["state"]["global_step"]
     # export reads checkpoint_best.pt: with --ema it holds the average, not the last step's weights
     best = torch.load(run / "checkpoint_best.pt", weights_only=False)
     if best["state"]["best_epoch"] == 3:
-        assert all(torch.equal(v, b["ema"][k]) for k, v in best["model"].items())
+        steps = b["ema"]["steps"]
+        assert all(torch.allclose(v, b["ema"]["shadow"][k] / (1 - 0.9 ** steps)) for k, v in best["model"].items())
     assert not all(torch.equal(v, best["model"][k]) for k, v in b["model"].items())
 
 

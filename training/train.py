@@ -230,31 +230,43 @@ def save_checkpoint(path: Path, model: torch.nn.Module, opt: torch.optim.Optimiz
 
 
 class WeightAverage:
-    """An exponential moving average of a model's weights, swapped in for validation and export."""
+    """An exponential moving average of a model's weights, swapped in for validation and export.
+
+    Bias-corrected as Adam's moments are: the average starts from nothing rather than from the
+    random initial weights, which would otherwise linger in it for thousands of steps."""
 
     def __init__(self, model: torch.nn.Module, decay: float) -> None:
-        self.model, self.decay = model, decay
-        self.shadow = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.model, self.decay, self.steps = model, decay, 0
+        self.shadow = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
 
     @torch.no_grad()
     def update(self) -> None:
+        self.steps += 1
         for k, v in self.model.state_dict().items():
             if v.dtype.is_floating_point:
                 self.shadow[k].lerp_(v, 1.0 - self.decay)
             else:
                 self.shadow[k].copy_(v)
 
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return self.shadow
+    def averaged(self) -> dict[str, torch.Tensor]:
+        correction = 1.0 - self.decay ** max(self.steps, 1)
+        own = self.model.state_dict()
+        if not self.steps:
+            return {k: v.detach().clone() for k, v in own.items()}
+        return {k: v / correction if v.dtype.is_floating_point else v.clone() for k, v in self.shadow.items()}
 
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        self.shadow = {k: v.detach().clone() for k, v in state.items()}
+    def state_dict(self) -> dict:
+        return {"shadow": self.shadow, "steps": self.steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.shadow = {k: v.detach().clone() for k, v in state["shadow"].items()}
+        self.steps = int(state["steps"])
 
     @contextlib.contextmanager
     def swapped_in(self):
         """The averaged weights in the model for the block; its own weights back afterwards."""
         own = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        self.model.load_state_dict(self.shadow)
+        self.model.load_state_dict(self.averaged())
         try:
             yield self.model
         finally:
