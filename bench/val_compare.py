@@ -1,0 +1,85 @@
+"""Candidate models compared on the val split only, the way a release is chosen.
+
+For each bundle: its decoding (length normalisation, n-gram blocking) tuned on the whole val split
+at beam 3, exactly as ``capdesk train release`` tunes it, then val figures at that setting with
+METEOR, for all val photos and for each collection (Flickr8k, COCO), plus decoding milliseconds per
+image. The test split is not read.
+
+    python bench/val_compare.py BUNDLE [BUNDLE ...] [--data ../shared/data/everyday] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from capdesk.engine import Engine  # noqa: E402
+from training.data import read_any  # noqa: E402
+from training.evaluate import (  # noqa: E402
+    BLOCK_NGRAMS,
+    LENGTH_ALPHAS,
+    decode_all,
+    encode_records,
+    source_group,
+)
+from training.metrics import score  # noqa: E402
+
+
+def compare(bundle: Path, data: Path, beam: int = 3) -> dict:
+    engine = Engine(str(bundle), provider="cpu")
+    records = read_any(data).split("val")
+    feats, records, _ = encode_records(engine, records)
+    refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+    group = {str(r.image): source_group(r.source) for r in records}
+    grid, best, best_caps = [], None, None
+    for alpha in LENGTH_ALPHAS:
+        for block in BLOCK_NGRAMS:
+            t0 = time.perf_counter()
+            caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
+            ms = 1000 * (time.perf_counter() - t0) / len(records)
+            hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
+            m = {"length_alpha": alpha, "block_ngram": block, **score(refs, hyps), "decode_ms": round(ms, 2)}
+            grid.append(m)
+            # the release's rule (training.evaluate.tune_decoding): BLEU-4 + CIDEr
+            if best is None or m["BLEU-4"] + m["CIDEr"] > best["BLEU-4"] + best["CIDEr"]:
+                best, best_caps = m, hyps
+    out = {"bundle": str(bundle), "images": len(records), "beam": beam,
+           "chosen": {"length_alpha": best["length_alpha"], "block_ngram": best["block_ngram"]},
+           "decode_ms_per_image": best["decode_ms"],
+           "all": score(refs, best_caps, meteor=True),
+           "mean_length": round(sum(len(h.split()) for h in best_caps.values()) / len(best_caps), 2)}
+    for g in sorted(set(group.values())):
+        ids = [k for k in best_caps if group[k] == g]
+        out[g] = {"images": len(ids), **score({k: refs[k] for k in ids}, {k: best_caps[k] for k in ids}, meteor=True)}
+    out["grid"] = grid
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bundles", nargs="+", type=Path)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "everyday")
+    ap.add_argument("--beam", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    ns = ap.parse_args()
+    results = []
+    for b in ns.bundles:
+        r = compare(b, ns.data, ns.beam)
+        results.append(r)
+        cols = ("BLEU-1", "BLEU-4", "METEOR", "CIDEr")
+        line = " | ".join(f"{g} " + " ".join(f"{r[g].get(c, float('nan')):.4f}" for c in cols)
+                          for g in ("all", "flickr8k", "coco") if g in r)
+        print(f"{b}: {r['chosen']} {r['decode_ms_per_image']} ms | {line}", flush=True)
+    if ns.json:
+        ns.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
