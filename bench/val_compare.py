@@ -6,6 +6,7 @@ METEOR, for all val photos and for each collection (Flickr8k, COCO), plus decodi
 image. The test split is not read.
 
     python bench/val_compare.py BUNDLE [BUNDLE ...] [--data ../shared/data/everyday] [--json out.json]
+                                [--alphas 0,0.5,1,1.5,2] [--blocks 0,2,3]
 """
 
 from __future__ import annotations
@@ -31,15 +32,16 @@ from training.evaluate import (  # noqa: E402
 from training.metrics import score  # noqa: E402
 
 
-def compare(bundle: Path, data: Path, beam: int = 3) -> dict:
+def compare(bundle: Path, data: Path, beam: int = 3, alphas: tuple[float, ...] = LENGTH_ALPHAS,
+            blocks: tuple[int, ...] = BLOCK_NGRAMS) -> dict:
     engine = Engine(str(bundle), provider="cpu")
     records = read_any(data).split("val")
     feats, records, _ = encode_records(engine, records)
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
     group = {str(r.image): source_group(r.source) for r in records}
     grid, best, best_caps = [], None, None
-    for alpha in LENGTH_ALPHAS:
-        for block in BLOCK_NGRAMS:
+    for alpha in alphas:
+        for block in blocks:
             t0 = time.perf_counter()
             caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
             ms = 1000 * (time.perf_counter() - t0) / len(records)
@@ -67,10 +69,14 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "everyday")
     ap.add_argument("--beam", type=int, default=3)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--alphas", default=",".join(map(str, LENGTH_ALPHAS)),
+                    help="length normalisations to try (a smaller grid for slow candidates such as ensembles)")
+    ap.add_argument("--blocks", default=",".join(map(str, BLOCK_NGRAMS)), help="n-gram blocking to try (0: off)")
     ns = ap.parse_args()
     results = []
     for b in ns.bundles:
-        r = compare(b, ns.data, ns.beam)
+        r = compare(b, ns.data, ns.beam, tuple(float(a) for a in ns.alphas.split(",")),
+                    tuple(int(n) for n in ns.blocks.split(",")))
         results.append(r)
         cols = ("BLEU-1", "BLEU-4", "METEOR", "CIDEr")
         line = " | ".join(f"{g} " + " ".join(f"{r[g].get(c, float('nan')):.4f}" for c in cols)
