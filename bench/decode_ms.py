@@ -22,11 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from capdesk.engine import Engine  # noqa: E402
-
-
-def val_images(data: Path, n: int) -> list[Path]:
-    ds = json.loads(next(data.glob("dataset_*.json")).read_text())
-    return [data / "images" / im["filename"] for im in ds["images"] if im["split"] == "val"][:n]
+from training.data import read_any  # noqa: E402
 
 
 def main() -> int:
@@ -37,7 +33,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--beam", type=int, default=3)
     ns = ap.parse_args()
-    files = val_images(ns.data, ns.images)
+    files = [r.image for r in read_any(ns.data).split("val")][:ns.images]
     engines = [Engine(b, provider="cpu") for b in ns.bundles]
     feats = []
     for e in engines:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,9 +24,10 @@ from training.data import read_any  # noqa: E402
 from training.evaluate import (  # noqa: E402
     BLOCK_NGRAMS,
     LENGTH_ALPHAS,
-    decode_all,
+    best_setting,
+    decoding_grid,
     encode_records,
-    source_group,
+    scores_by_source,
 )
 from training.metrics import score  # noqa: E402
 
@@ -38,28 +38,16 @@ def compare(bundle: Path, data: Path, beam: int = 3, alphas: tuple[float, ...] =
     records = read_any(data).split("val")
     feats, records, _ = encode_records(engine, records)
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
-    group = {str(r.image): source_group(r.source) for r in records}
-    grid, best, best_caps = [], None, None
-    for alpha in alphas:
-        for block in blocks:
-            t0 = time.perf_counter()
-            caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
-            ms = 1000 * (time.perf_counter() - t0) / len(records)
-            hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
-            m = {"length_alpha": alpha, "block_ngram": block, **score(refs, hyps), "decode_ms": round(ms, 2)}
-            grid.append(m)
-            # the release's rule (training.evaluate.tune_decoding): BLEU-4 + CIDEr
-            if best is None or m["BLEU-4"] + m["CIDEr"] > best["BLEU-4"] + best["CIDEr"]:
-                best, best_caps = m, hyps
+    results = decoding_grid(engine, feats, records, beam, alphas, blocks)
+    best = best_setting(results)  # the release's rule
+    hyps = best["hyps"]
     out = {"bundle": str(bundle), "images": len(records), "beam": beam,
            "chosen": {"length_alpha": best["length_alpha"], "block_ngram": best["block_ngram"]},
            "decode_ms_per_image": best["decode_ms"],
-           "all": score(refs, best_caps, meteor=True),
-           "mean_length": round(sum(len(h.split()) for h in best_caps.values()) / len(best_caps), 2)}
-    for g in sorted(set(group.values())):
-        ids = [k for k in best_caps if group[k] == g]
-        out[g] = {"images": len(ids), **score({k: refs[k] for k in ids}, {k: best_caps[k] for k in ids}, meteor=True)}
-    out["grid"] = grid
+           "all": score(refs, hyps, meteor=True),
+           "mean_length": round(sum(len(h.split()) for h in hyps.values()) / len(hyps), 2),
+           **scores_by_source(refs, hyps, records, meteor=True)}
+    out["grid"] = [{k: v for k, v in r.items() if k != "hyps"} for r in results]
     return out
 
 

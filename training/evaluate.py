@@ -53,6 +53,21 @@ def source_group(source: str) -> str:
     return "coco" if source.startswith("coco") else source
 
 
+def scores_by_source(refs: dict[str, list[str]], hyps: dict[str, str], records,
+                     meteor: bool = False) -> dict[str, dict]:
+    """Figures for each collection of the records (Flickr8k, COCO), with its image count; nothing
+    when the records come from one collection only."""
+    group = {str(r.image): source_group(r.source) for r in records if r.source}
+    groups = sorted(set(group.values()))
+    if len(groups) < 2:
+        return {}
+    out = {}
+    for g in groups:
+        sub = {k: v for k, v in hyps.items() if group.get(k) == g}
+        out[g] = {"images": len(sub), **score({k: refs[k] for k in sub}, sub, meteor=meteor)}
+    return out
+
+
 def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[int] = (1, 3, 5),
                     cache: str = "", sheet: Path | None = None, meteor: bool = False,
                     limit: int = 0, decoding: dict | None = None, image_root: Path | None = None) -> dict:
@@ -65,7 +80,6 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         raise ValueError(f"{data}: no images in split {split!r}")
     feats, records, problems = encode_records(engine, records)
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
-    by_path = {str(r.image): r for r in records}
     out: dict = {"data": ds.name, "split": split, "images": len(records), "skipped": problems,
                  "provider": engine.provider}
     for b in beams:
@@ -79,13 +93,9 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         m["mean_length"] = round(float(np.mean([len(c.words) for c in caps])), 2)
         m["vocabulary_used"] = len({w for c in caps for w in c.words})
         out[f"beam{b}"] = m
-        groups = sorted({source_group(r.source) for r in records if r.source})
-        if len(groups) > 1:
-            for g in groups:
-                sub = {k: v for k, v in hyps.items() if source_group(by_path[k].source) == g}
-                gm = score({k: refs[k] for k in sub}, sub, meteor=meteor)
-                grp = out.setdefault("by_source", {}).setdefault(g, {"images": len(sub)})
-                grp[f"beam{b}"] = gm
+        for g, gm in scores_by_source(refs, hyps, records, meteor).items():
+            grp = out.setdefault("by_source", {}).setdefault(g, {"images": gm.pop("images")})
+            grp[f"beam{b}"] = gm
     if sheet is not None:
         caps = decode_all(engine, feats[:6], max(beams))
         write_sheet(sheet, [r.image for r in records[:6]], caps, engine.grid)
@@ -121,6 +131,28 @@ LENGTH_ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 BLOCK_NGRAMS = (0, 2, 3)
 
 
+def decoding_grid(engine: Engine, feats: np.ndarray, records, beam: int = 3,
+                  alphas: tuple[float, ...] = LENGTH_ALPHAS, blocks: tuple[int, ...] = BLOCK_NGRAMS) -> list[dict]:
+    """Each decoding setting's figures on ``records``, with its captions (``hyps``) and decode ms per image."""
+    refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
+    results = []
+    for alpha in alphas:
+        for block in blocks:
+            t0 = time.perf_counter()
+            caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
+            ms = 1000 * (time.perf_counter() - t0) / max(len(records), 1)
+            hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
+            results.append({"length_alpha": alpha, "block_ngram": block, **score(refs, hyps),
+                            "decode_ms": round(ms, 2), "hyps": hyps})
+    return results
+
+
+def best_setting(results: list[dict]) -> dict:
+    # CIDEr (the consensus measure) and BLEU-4 with equal weight: BLEU-4 alone prefers captions that
+    # repeat a phrase ("a man riding a horse on a horse"), which CIDEr penalises.
+    return max(results, key=lambda r: r["BLEU-4"] + r["CIDEr"])
+
+
 def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | None = None,
                   limit: int = 0) -> dict:
     """Pick length normalisation and n-gram blocking on the val split (its first ``limit`` images if set)."""
@@ -129,18 +161,11 @@ def tune_decoding(bundle: Path, data: Path, beam: int = 3, image_root: Path | No
     if limit:
         records = records[:limit]
     feats, records, _ = encode_records(engine, records)
-    refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
-    results = []
-    for alpha in LENGTH_ALPHAS:
-        for block in BLOCK_NGRAMS:
-            caps = decode_all(engine, feats, beam, length_alpha=alpha, block_ngram=block)
-            m = score(refs, {str(r.image): " ".join(c.words) for r, c in zip(records, caps)})
-            results.append({"length_alpha": alpha, "block_ngram": block, **m})
-    # CIDEr (the consensus measure) and BLEU-4 with equal weight: BLEU-4 alone prefers captions that
-    # repeat a phrase ("a man riding a horse on a horse"), which CIDEr penalises.
-    best = max(results, key=lambda r: r["BLEU-4"] + r["CIDEr"])
+    results = decoding_grid(engine, feats, records, beam)
+    best = best_setting(results)
+    grid = [{k: v for k, v in r.items() if k not in ("hyps", "decode_ms")} for r in results]
     return {"chosen": {"length_alpha": best["length_alpha"], "block_ngram": best["block_ngram"]},
-            "images": len(records), "beam": beam, "grid": results}
+            "images": len(records), "beam": beam, "grid": grid}
 
 
 if __name__ == "__main__":
