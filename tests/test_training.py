@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -414,3 +415,16 @@ def test_pipeline_on_a_slice_of_real_data(tmp_path, feature_cache):
     test_img = SHARED_DATA / "everyday" / "images" / images[-1]["filename"]
     c = run_cli("caption", "--json", "--model", str(tmp_path / "bundle"), str(test_img))
     assert c.returncode == 0 and json.loads(c.stdout)["model"] == "slice"
+
+
+def test_score_reports_the_length_ratio_behind_the_brevity_penalty():
+    from training.metrics import score
+
+    refs = {"a": ["a dog runs on the grass", "a brown dog running"],
+            "b": ["two people sit on a bench", "a man and a woman on a bench"]}
+    exact = score(refs, {"a": "a dog runs on the grass", "b": "two people sit on a bench"})
+    assert exact["length_ratio"] == pytest.approx(1.0) and exact["BLEU-1"] == pytest.approx(1.0)
+    # every word right but 9 words against closest references of 10: only the penalty lowers BLEU-1
+    short = score(refs, {"a": "a dog runs", "b": "two people sit on a bench"})
+    assert short["length_ratio"] == pytest.approx(0.9)
+    assert short["BLEU-1"] == pytest.approx(math.exp(1 - 1 / 0.9), abs=1e-6)
