@@ -10,7 +10,6 @@ and is computed only where ``java`` is on the PATH.
 from __future__ import annotations
 
 import contextlib
-import io
 import shutil
 
 
@@ -29,8 +28,7 @@ def score(references: dict[str, list[str]], hypotheses: dict[str, str],
     bleu_scorer = BleuScorer(n=4)
     for i in ids:
         bleu_scorer += (res[i][0], gts[i])
-    with contextlib.redirect_stdout(io.StringIO()):  # the scorer prints its internals
-        bleu, _ = bleu_scorer.compute_score(option="closest", verbose=0)
+    bleu, _ = bleu_scorer.compute_score(option="closest", verbose=0)  # verbose=0: prints nothing
     for n, b in enumerate(bleu, 1):
         out[f"BLEU-{n}"] = float(b)
     out["length_ratio"] = float(bleu_scorer._testlen / max(bleu_scorer._reflen, 1))  # set by compute_score
