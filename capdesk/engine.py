@@ -130,7 +130,9 @@ class Engine:
     def decode(self, feats: np.ndarray, beam: int | None = None,
                class_logits: np.ndarray | None = None) -> list[Caption]:
         feats = np.ascontiguousarray(feats, dtype=np.float32)
-        h0, c0, proj = self.dec_init.run(None, {"features": feats})
+        h0, c0, proj, *rest = self.dec_init.run(None, {"features": feats})
+        # A decoder with a refiner attends to its own "memory" of the grid, not to the raw features.
+        memory = np.ascontiguousarray(rest[0]) if rest else feats
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features
         # of each beam are gathered once, not copied again at every word.
@@ -138,7 +140,7 @@ class Engine:
 
         def step(words, h, c, rows):
             if gathered.get("rows") is not rows:
-                gathered.update(rows=rows, features=np.ascontiguousarray(feats[rows]),
+                gathered.update(rows=rows, features=np.ascontiguousarray(memory[rows]),
                                 projected=np.ascontiguousarray(proj[rows]))
             return self.dec_step.run(None, {"word": words, "h": h, "c": c,
                                             "features": gathered["features"], "projected": gathered["projected"]})

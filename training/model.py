@@ -10,6 +10,7 @@ deep output ``p(y_t) ~ exp(L_o tanh(E y_{t-1} + L_h h_t + L_z z_t))``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -27,9 +28,53 @@ class DecoderConfig:
     dropout: float = 0.5
     feature_dropout: float = 0.0
     attention: str = "soft"  # or "hard"
+    # >0: the grid passes through a learnt projection to ``refine_dim`` and this many self-attention
+    # layers before the LSTM attends to it, so each location carries context from the others
+    refine_layers: int = 0
+    refine_dim: int = 512
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class SelfAttentionLayer(nn.Module):
+    """Pre-norm transformer layer over grid locations, written out so that it exports to plain ONNX
+    (PyTorch's own layer takes a fused fast path in eval mode)."""
+
+    def __init__(self, dim: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.scale = 1.0 / math.sqrt(self.head_dim)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 2 * dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2 * dim, dim))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, L, M = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(B, L, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        att = F.softmax((q @ k.transpose(-1, -2)) * self.scale, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, L, M)
+        x = x + self.drop(self.out(y))
+        return x + self.drop(self.ff(self.norm2(x)))
+
+
+class Refiner(nn.Module):
+    """Encoder grid [B,L,D] -> memory [B,L,M]: a learnt projection, then self-attention layers."""
+
+    def __init__(self, feature_dim: int, dim: int, layers: int, heads: int = 8, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.inp = nn.Sequential(nn.Linear(feature_dim, dim), nn.ReLU(), nn.Dropout(dropout))
+        self.layers = nn.ModuleList(SelfAttentionLayer(dim, heads, dropout) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        x = self.inp(feats)
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)
 
 
 class Decoder(nn.Module):
@@ -37,6 +82,8 @@ class Decoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         D, E, H, A, V = cfg.feature_dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim, cfg.vocab_size
+        self.refiner = Refiner(D, cfg.refine_dim, cfg.refine_layers) if cfg.refine_layers > 0 else None
+        D = self.memory_dim
         self.embed = nn.Embedding(V, E)
         self.feat_att = nn.Linear(D, A)
         self.hid_att = nn.Linear(H, A)
@@ -53,9 +100,18 @@ class Decoder(nn.Module):
         nn.init.uniform_(self.embed.weight, -0.1, 0.1)
         nn.init.zeros_(self.L_o.bias)
 
+    @property
+    def memory_dim(self) -> int:
+        """Width of what the LSTM attends to: the encoder's features, or the refiner's memory."""
+        return self.cfg.refine_dim if self.cfg.refine_layers > 0 else self.cfg.feature_dim
+
+    def refine(self, feats: torch.Tensor) -> torch.Tensor:
+        """Encoder features -> the memory the LSTM attends to (the features themselves without a refiner)."""
+        return feats if self.refiner is None else self.refiner(feats)
+
     # -- the two exported pieces -------------------------------------------------
     def init(self, feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """features [B,L,D] -> h0 [B,H], c0 [B,H], projected features [B,L,A]."""
+        """memory [B,L,D] (``refine``'s output) -> h0 [B,H], c0 [B,H], projected memory [B,L,A]."""
         mean = feats.mean(1)
         return self.init_h(mean), self.init_c(mean), self.feat_att(feats)
 
@@ -88,7 +144,7 @@ class Decoder(nn.Module):
     # -- teacher forcing ---------------------------------------------------------
     def forward(self, feats: torch.Tensor, caps: torch.Tensor) -> dict[str, torch.Tensor]:
         """feats [B,L,D], caps [B,T] (with <start> ... <end> <pad>) -> per-step logits etc."""
-        feats = self.feat_drop(feats)
+        feats = self.refine(self.feat_drop(feats))
         h, c, proj = self.init(feats)
         B, T = caps.shape
         steps = T - 1
@@ -161,6 +217,7 @@ class Decoder(nn.Module):
     def greedy(self, feats: torch.Tensor, max_len: int, start: int, end: int,
                banned: tuple[int, ...] = ()) -> torch.Tensor:
         """Batched greedy decoding (validation during training), with the app's word bans."""
+        feats = self.refine(feats)
         h, c, proj = self.init(feats)
         B = feats.size(0)
         word = torch.full((B,), start, dtype=torch.long, device=feats.device)

@@ -70,6 +70,9 @@ class TrainConfig:
     # (+0.005 val BLEU-4) but not the better beam-3 one (docs/training.md)
     ema: float = 0.0
     label_smoothing: float = 0.0  # cross-entropy against targets smoothed by this much
+    refine_layers: int = 0  # >0: self-attention layers over the grid before the LSTM (DecoderConfig)
+    refine_dim: int = 512
+    keep_epochs: bool = False  # also keep each epoch's weights (checkpoint_epochN.pt), to compare them at beam 3
     extra: dict = field(default_factory=dict)
 
 
@@ -306,7 +309,7 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
 
     _, _, grid, dim = encoder_onnx(cfg)
     mcfg = DecoderConfig(len(vocab), dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim,
-                         cfg.dropout, cfg.feature_dropout, cfg.attention)
+                         cfg.dropout, cfg.feature_dropout, cfg.attention, cfg.refine_layers, cfg.refine_dim)
     torch.manual_seed(cfg.seed)  # again: exporting the encoder above may or may not have drawn numbers
     model = Decoder(mcfg).to(device)
     if init_state is not None:
@@ -394,6 +397,8 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
                  minutes, _fmt(metrics))
         state["epoch"] = epoch + 1
         state["step"] = 0
+        if cfg.keep_epochs:
+            save(out / f"checkpoint_epoch{epoch + 1}.pt")
         if metrics["BLEU-4"] > state["best"]:
             state["best"] = metrics["BLEU-4"]
             state["best_epoch"] = epoch + 1
