@@ -29,10 +29,10 @@ class _Init(nn.Module):
         self.dec = dec
 
     def forward(self, features):
+        if getattr(self.dec, "refiner", None) is None:  # a plain decoder, or an ensemble
+            return self.dec.init(features)
         memory = self.dec.refine(features)
         h, c, proj = self.dec.init(memory)
-        if self.dec.refiner is None:
-            return h, c, proj
         return h, c, proj, memory
 
 
