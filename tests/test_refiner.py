@@ -74,6 +74,9 @@ def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run)
     assert manifest["decoder"]["refine_layers"] == 1
     outputs = [o.name for o in onnx.load(str(bundle / "decoder_init.onnx")).graph.output]
     assert outputs == ["h", "c", "projected", "memory"]
+    from training.card import render
+
+    assert "1 self-attention layer(s)" in render(manifest, {})
 
     model, vocab, _ = load_checkpoint(refined_run / "checkpoint_best.pt")
     eng = Engine(str(bundle), provider="cpu")

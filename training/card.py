@@ -74,6 +74,10 @@ def _decoder_line(m: dict, dec: dict) -> str:
             f"{one['hidden_dim']}, embedding {one['embed_dim']}, attention {one['attention_dim']}, deep output "
             f"layer, dropout {one.get('dropout')}; vocabulary {m['vocab']['size']} words "
             f"(seen at least {m['vocab'].get('min_count', '?')} times in training captions).")
+    if one.get("refine_layers"):
+        line += (f"\n- Before the LSTM, the grid passes through a learnt projection to {one.get('refine_dim')} "
+                 f"features and {one['refine_layers']} self-attention layer(s), so each location carries "
+                 "context from the others.")
     if "members" not in dec:
         return line
     runs = m.get("training", {}).get("ensemble", [])
