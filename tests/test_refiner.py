@@ -54,6 +54,8 @@ def test_refiner_mixes_locations_and_changes_width():
     other = feats.clone()
     other[:, 0] += 5.0
     assert (dec.refine(other)[:, 1:] - memory[:, 1:]).abs().max() > 1e-4
+    with pytest.raises(ValueError, match="multiple of 8"):
+        Decoder(DecoderConfig(50, feature_dim=40, refine_layers=1, refine_dim=30))
     plain = Decoder(DecoderConfig(50, feature_dim=40, embed_dim=16, hidden_dim=16, attention_dim=16)).eval()
     assert plain.refine(feats) is feats
 

@@ -66,6 +66,8 @@ class Refiner(nn.Module):
 
     def __init__(self, feature_dim: int, dim: int, layers: int, heads: int = 8, dropout: float = 0.1) -> None:
         super().__init__()
+        if dim < heads or dim % heads:
+            raise ValueError(f"--refine-dim must be a multiple of {heads} (the attention heads), not {dim}")
         self.inp = nn.Sequential(nn.Linear(feature_dim, dim), nn.ReLU(), nn.Dropout(dropout))
         self.layers = nn.ModuleList(SelfAttentionLayer(dim, heads, dropout) for _ in range(layers))
         self.norm = nn.LayerNorm(dim)
