@@ -81,6 +81,10 @@ class Ensemble(nn.Module):
     # members never have a refiner (refused above), so the ensemble attends to the encoder's features
     refiner = None
 
+    @property
+    def memory_dim(self) -> int:
+        return self.cfg.feature_dim
+
     def refine(self, feats: torch.Tensor) -> torch.Tensor:
         return feats
 

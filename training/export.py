@@ -29,7 +29,7 @@ class _Init(nn.Module):
         self.dec = dec
 
     def forward(self, features):
-        if getattr(self.dec, "refiner", None) is None:  # a plain decoder, or an ensemble
+        if self.dec.refiner is None:  # a plain decoder, or an ensemble
             return self.dec.init(features)
         memory = self.dec.refine(features)
         h, c, proj = self.dec.init(memory)
@@ -51,14 +51,13 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
     feats = torch.randn(2, grid, D)
     # A decoder with a refiner gives a fourth output, "memory": what the step graph then takes as its
     # "features" (the app passes it on when there is one, and the encoder's features otherwise).
-    outputs = ["h", "c", "projected"] + (["memory"] if getattr(model, "refiner", None) is not None else [])
+    outputs = ["h", "c", "projected"] + (["memory"] if model.refiner is not None else [])
     torch.onnx.export(_Init(model), (feats,), str(folder / "decoder_init.onnx"),
                       input_names=["features"], output_names=outputs,
                       dynamic_axes={"features": {0: "batch"}, **{n: {0: "batch"} for n in outputs}},
                       opset_version=OPSET, dynamo=False)
-    M = model.memory_dim if hasattr(model, "memory_dim") else D
-    args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H), torch.randn(2, grid, M),
-            torch.randn(2, grid, A))
+    args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H),
+            torch.randn(2, grid, model.memory_dim), torch.randn(2, grid, A))
     torch.onnx.export(_Step(model), args, str(folder / "decoder_step.onnx"),
                       input_names=["word", "h", "c", "features", "projected"],
                       output_names=["logprobs", "h_out", "c_out", "alpha"],
