@@ -189,14 +189,16 @@ class Describer:
         paths = paths or [f"image {i + 1}" for i in range(len(images))]
         batch = np.stack([self.primary.preprocess.to_array(im) for im in images])
         with self.primary._lock:
-            feats, logits = self.primary.encode(batch)
+            named = self.primary.encode_named(batch)
+        # Every model routed to shares the primary's encoder (one encoder run serves them all).
+        feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
         results: list[Described | None] = [None] * len(images)
         for name in {r.model for r in routes}:
             idx = [i for i, r in enumerate(routes) if r.model == name]
             eng = self.engines[name]
             with eng._lock:
-                caps = eng.decode(feats[idx], beam, None if logits is None else logits[idx])
+                caps = eng.decode(eng.decoder_input(named)[idx], beam, None if logits is None else logits[idx])
             for i, cap in zip(idx, caps):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i])
         return results  # type: ignore[return-value]

@@ -108,6 +108,12 @@ class Engine:
         self.dec_init = session("decoder_init.onnx", dec_opts)
         self.dec_step = session("decoder_step.onnx", dec_opts)
         self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
+        # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)
+        self.decoder_input_name = self.dec_init.get_inputs()[0].name
+        if self.decoder_input_name not in self._enc_outputs:
+            raise BundleError(f"{self.bundle.path}: decoder_init.onnx takes the encoder's "
+                              f"{self.decoder_input_name!r}, which encoder.onnx does not give")
         self.labels: list[str] | None = self.bundle.labels()
         self.domain = self.bundle.domain_model()
         self._lock = threading.Lock()
@@ -123,15 +129,26 @@ class Engine:
 
     # -- the three stages ---------------------------------------------------------
     def encode(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        outs = self.encoder.run(None, {"image": batch.astype(np.float32, copy=False)})
-        named = dict(zip(self._enc_outputs, outs))
+        """The encoder's features (what routing and the domain gate read) and class logits."""
+        named = self.encode_named(batch)
         return named["features"], named.get("class_logits")
+
+    def encode_named(self, batch: np.ndarray) -> dict[str, np.ndarray]:
+        """Every output of the encoder, by name."""
+        outs = self.encoder.run(None, {"image": batch.astype(np.float32, copy=False)})
+        return dict(zip(self._enc_outputs, outs))
+
+    def decoder_input(self, named: dict[str, np.ndarray]) -> np.ndarray:
+        """What ``decode`` takes, out of ``encode_named``'s outputs."""
+        return named[self.decoder_input_name]
 
     def decode(self, feats: np.ndarray, beam: int | None = None,
                class_logits: np.ndarray | None = None) -> list[Caption]:
+        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
         feats = np.ascontiguousarray(feats, dtype=np.float32)
-        h0, c0, proj, *rest = self.dec_init.run(None, {"features": feats})
-        # A decoder with a refiner attends to its own "memory" of the grid, not to the raw features.
+        h0, c0, proj, *rest = self.dec_init.run(None, {self.decoder_input_name: feats})
+        # A decoder with a refiner or a tuned encoder top attends to its own "memory" of the grid,
+        # not to the encoder's features.
         memory = np.ascontiguousarray(rest[0]) if rest else feats
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features
@@ -160,8 +177,8 @@ class Engine:
 
     def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:
         with self._lock:
-            feats, logits = self.encode(batch)
-            return self.decode(feats, beam, logits)
+            named = self.encode_named(batch)
+            return self.decode(self.decoder_input(named), beam, named.get("class_logits"))
 
     def caption_image(self, img: Image.Image, beam: int | None = None) -> Caption:
         return self.caption_arrays(self.preprocess.to_array(img)[None], beam)[0]

@@ -34,6 +34,23 @@ def torch_available() -> bool:
 
 needs_torch = pytest.mark.skipif(not torch_available(), reason="needs torch (pip install -e '.[train]')")
 
+# Four sample pictures with two captions each: enough for a toy training run.
+TOY_CAPTIONS = {
+    "chelsea.png": ["a tabby cat lying on a rug", "a striped cat looks up"],
+    "coffee.png": ["a cup of coffee on a saucer", "coffee in a white cup"],
+    "rocket.jpg": ["a rocket lifts off into the sky", "a rocket launch with smoke"],
+    "astronaut.png": ["a woman in an orange space suit", "an astronaut smiling with a flag"],
+}
+
+
+def write_caption_folder(folder: Path, captions: dict[str, list[str]] = TOY_CAPTIONS) -> Path:
+    """A folder of sample pictures, each with a ``.txt`` sidecar of its captions (one per line)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, caps in captions.items():
+        shutil.copy(SAMPLES / name, folder / name)
+        (folder / (Path(name).stem + ".txt")).write_text("\n".join(caps) + "\n", encoding="utf-8")
+    return folder
+
 
 @pytest.fixture(autouse=True)
 def _isolated_user_dirs(tmp_path_factory, monkeypatch):

@@ -4,23 +4,16 @@ output of ``decoder_init.onnx`` that the app passes to the step graph."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, SAMPLES, needs_torch
+from conftest import ROOT, SAMPLES, TOY_CAPTIONS, needs_torch, write_caption_folder
 
 pytestmark = needs_torch
 
-CAPTIONS = {
-    "chelsea.png": ["a tabby cat lying on a rug", "a striped cat looks up"],
-    "coffee.png": ["a cup of coffee on a saucer", "coffee in a white cup"],
-    "rocket.jpg": ["a rocket lifts off into the sky", "a rocket launch with smoke"],
-    "astronaut.png": ["a woman in an orange space suit", "an astronaut smiling with a flag"],
-}
 SMALL = ["--embed-dim", "32", "--hidden-dim", "32", "--attention-dim", "32", "--batch-size", "4",
          "--min-count", "1", "--no-flip"]
 
@@ -28,11 +21,7 @@ SMALL = ["--embed-dim", "32", "--hidden-dim", "32", "--attention-dim", "32", "--
 @pytest.fixture(scope="module")
 def refined_run(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("refined")
-    data = tmp / "pictures"
-    data.mkdir()
-    for name, caps in CAPTIONS.items():
-        shutil.copy(SAMPLES / name, data / name)
-        (data / (Path(name).stem + ".txt")).write_text("\n".join(caps) + "\n", encoding="utf-8")
+    data = write_caption_folder(tmp / "pictures")
     cmd = [sys.executable, "-m", "training", "fit", str(data), "--out", str(tmp / "run"), "--cache", str(tmp / "cache"),
            *SMALL, "--refine-layers", "1", "--refine-dim", "32", "--epochs", "4", "--lr", "3e-3", "--keep-epochs"]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
@@ -82,7 +71,7 @@ def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run)
 
     model, vocab, _ = load_checkpoint(refined_run / "checkpoint_best.pt")
     eng = Engine(str(bundle), provider="cpu")
-    batch = np.stack([eng.preprocess.load(SAMPLES / n)[1] for n in CAPTIONS])
+    batch = np.stack([eng.preprocess.load(SAMPLES / n)[1] for n in TOY_CAPTIONS])
     feats, _ = eng.encode(batch)
     want = model.greedy(torch.from_numpy(feats), eng.max_len, eng.start, eng.end, banned=(eng.pad, eng.start, eng.unk))
     got = eng.decode(feats, beam=1)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, needs_torch, run_cli
+from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, needs_torch, run_cli, write_caption_folder
 
 pytestmark = needs_torch
 
@@ -48,12 +48,7 @@ def feature_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def sidecar_folder(tmp_path) -> Path:
-    d = tmp_path / "mine"
-    d.mkdir()
-    for name, caps in CAPTIONS.items():
-        shutil.copy(SAMPLES / name, d / name)
-        (d / (Path(name).stem + ".txt")).write_text("\n".join(caps) + "\n", encoding="utf-8")
-    return d
+    return write_caption_folder(tmp_path / "mine", CAPTIONS)
 
 
 @pytest.fixture

@@ -51,9 +51,10 @@ class Ensemble(nn.Module):
         if len(members) < 2:
             raise ValueError("an ensemble needs at least two decoders")
         first = members[0].cfg
-        if any(m.refiner is not None for m in members):
+        if any(m.has_memory for m in members):
             # the members would each need their own memory of the grid, which the two graphs do not carry
-            raise ValueError("an ensemble cannot hold decoders with a refiner (--refine-layers)")
+            raise ValueError("an ensemble cannot hold decoders with a refiner (--refine-layers) "
+                             "or a tuned encoder top (--tune-encoder-top)")
         for m in members[1:]:
             if (m.cfg.vocab_size, m.cfg.feature_dim) != (first.vocab_size, first.feature_dim):
                 raise ValueError("ensemble members differ in vocabulary or feature size")
@@ -80,9 +81,15 @@ class Ensemble(nn.Module):
 
     # members never have a refiner (refused above), so the ensemble attends to the encoder's features
     refiner = None
+    top = None
+    has_memory = False
 
     @property
     def memory_dim(self) -> int:
+        return self.cfg.feature_dim
+
+    @property
+    def input_dim(self) -> int:
         return self.cfg.feature_dim
 
     def refine(self, feats: torch.Tensor) -> torch.Tensor:

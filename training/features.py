@@ -62,21 +62,22 @@ class FeatureCache:
 
 def build_cache(image_paths: list[Path], encoder_onnx: Path, preprocess: Preprocess,
                 cache_root: Path, name: str, flip: bool = False, batch_size: int = 16,
-                progress: bool = True) -> FeatureCache:
-    """Compute (or resume, or reuse) the feature cache for ``image_paths``."""
+                progress: bool = True, output: str = "features") -> FeatureCache:
+    """Compute (or resume, or reuse) the cache of the encoder's ``output`` for ``image_paths``."""
     import onnxruntime as ort
     from tqdm import tqdm
 
     paths = sorted({str(p) for p in image_paths})
     key = hashlib.sha256(("\n".join(paths) + file_digest(Path(encoder_onnx)) +
-                          repr(preprocess) + str(flip)).encode()).hexdigest()[:12]
+                          repr(preprocess) + str(flip) + ("" if output == "features" else output)
+                          ).encode()).hexdigest()[:12]
     folder = Path(cache_root) / f"{name}-{key}"
     if (folder / "index.json").exists():
         log.info("feature cache reused: %s", folder)
         return FeatureCache(folder)
     folder.mkdir(parents=True, exist_ok=True)
     sess = ort.InferenceSession(str(encoder_onnx), providers=_providers())
-    probe = sess.run(["features"], {"image": np.zeros((1, 3, preprocess.size, preprocess.size), np.float32)})[0]
+    probe = sess.run([output], {"image": np.zeros((1, 3, preprocess.size, preprocess.size), np.float32)})[0]
     shape = (len(paths), *probe.shape[1:])
     feats = _open_rows(folder / "features.npy", shape)
     feats_f = _open_rows(folder / "features_flip.npy", shape) if flip else None
@@ -108,10 +109,10 @@ def build_cache(image_paths: list[Path], encoder_onnx: Path, preprocess: Preproc
                     done[i] = True
             if ok:
                 idx = np.array([i for i, _ in ok])
-                out = sess.run(["features"], {"image": np.stack([a[0] for _, a in ok])})[0]
+                out = sess.run([output], {"image": np.stack([a[0] for _, a in ok])})[0]
                 feats[idx] = out.astype(np.float16)
                 if flip:
-                    out_f = sess.run(["features"], {"image": np.stack([a[1] for _, a in ok])})[0]
+                    out_f = sess.run([output], {"image": np.stack([a[1] for _, a in ok])})[0]
                     feats_f[idx] = out_f.astype(np.float16)
                 done[idx] = True
             if start // batch_size % 20 == 0:

@@ -153,7 +153,9 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         max_len=int(manifest.get("max_caption_length", 24)) - 2, embed_dim=dec["embed_dim"],
         hidden_dim=dec["hidden_dim"], attention_dim=dec["attention_dim"], dropout=dec.get("dropout", 0.5),
         attention=dec.get("attention", "soft"), refine_layers=dec.get("refine_layers", 0),
-        refine_dim=dec.get("refine_dim", 512), lr=lr, epochs=epochs, patience=3, val_fraction=val_fraction,
+        refine_dim=dec.get("refine_dim", 512), tune_encoder_top=bool(dec.get("encoder_top")),
+        encoder_lr=lr / 4,  # the ratio of the base's own training (4e-4 and 1e-4)
+        lr=lr, epochs=epochs, patience=3, val_fraction=val_fraction,
         batch_size=32, min_count=2)
     ds.ensure_splits(val_fraction=val_fraction, seed=cfg.seed)
     vocab = Vocab(itos)

@@ -32,6 +32,9 @@ class DecoderConfig:
     # layers before the LSTM attends to it, so each location carries context from the others
     refine_layers: int = 0
     refine_dim: int = 512
+    # an encoder variant ("lite0"): the decoder takes the encoder's trunk and owns a trainable copy of
+    # that encoder's last block and head (training/encoder.py EncoderTop); "": the frozen features
+    encoder_top: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -84,6 +87,7 @@ class Decoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         D, E, H, A, V = cfg.feature_dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim, cfg.vocab_size
+        self.top = _encoder_top(cfg.encoder_top) if cfg.encoder_top else None
         self.refiner = Refiner(D, cfg.refine_dim, cfg.refine_layers) if cfg.refine_layers > 0 else None
         D = self.memory_dim
         self.embed = nn.Embedding(V, E)
@@ -107,8 +111,21 @@ class Decoder(nn.Module):
         """Width of what the LSTM attends to: the encoder's features, or the refiner's memory."""
         return self.cfg.refine_dim if self.cfg.refine_layers > 0 else self.cfg.feature_dim
 
+    @property
+    def input_dim(self) -> int:
+        """Width of what the decoder is given: the encoder's trunk with a tuned top, else its features."""
+        return self.top.trunk_dim if self.top is not None else self.cfg.feature_dim
+
+    @property
+    def has_memory(self) -> bool:
+        """Whether the LSTM attends to something other than the encoder's features as given."""
+        return self.top is not None or self.refiner is not None
+
     def refine(self, feats: torch.Tensor) -> torch.Tensor:
-        """Encoder features -> the memory the LSTM attends to (the features themselves without a refiner)."""
+        """What the decoder is given (``input_dim`` wide) -> the memory the LSTM attends to: the
+        tuned top's features, then the refiner's, or the encoder's features as they are."""
+        if self.top is not None:
+            feats = self.top(feats)
         return feats if self.refiner is None else self.refiner(feats)
 
     # -- the two exported pieces -------------------------------------------------
@@ -272,3 +289,9 @@ def caption_loss(out: dict[str, torch.Tensor], caps: torch.Tensor, pad: int, ds_
         loss = loss + reinforce_weight * rl - entropy_weight * ent
         stats.update(rl=rl.item(), entropy=ent.item())
     return loss, stats
+
+
+def _encoder_top(variant: str) -> nn.Module:
+    from training.encoder import EncoderTop
+
+    return EncoderTop(variant)

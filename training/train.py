@@ -72,6 +72,11 @@ class TrainConfig:
     label_smoothing: float = 0.0  # cross-entropy against targets smoothed by this much
     refine_layers: int = 0  # >0: self-attention layers over the grid before the LSTM (DecoderConfig)
     refine_dim: int = 512
+    # train a copy of the encoder's last block and head with the decoder, at ``encoder_lr``, on cached
+    # trunk activations (the input of that block); the app's shared encoder stays as it is
+    tune_encoder_top: bool = False
+    encoder_lr: float = 1e-4
+    init_from: str = ""  # start from this run checkpoint's decoder (and vocabulary) instead of at random
     keep_epochs: bool = False  # also keep each epoch's weights (checkpoint_epochN.pt), to compare them at beam 3
     extra: dict = field(default_factory=dict)
 
@@ -111,21 +116,25 @@ def setup_logging(out: Path) -> None:
     root.setLevel(logging.INFO)
 
 
-def encoder_onnx(cfg: TrainConfig) -> tuple[Path, Preprocess, int, int]:
-    """Export (once) the encoder graph the features and the app use; returns its facts."""
+def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preprocess, int, int]:
+    """Export (once) the encoder graph the features and the app use; returns its facts.
+
+    ``trunk``: the graph that also gives the last block's input (``--tune-encoder-top``). It is a
+    file of its own so that the plain graph, and the feature caches keyed on its digest, stay as
+    they were."""
     if cfg.encoder_file:
         path = Path(cfg.encoder_file)
         meta = json.loads(path.with_suffix(".json").read_text())
         return path, Preprocess(meta["input_size"], tuple(meta["mean"]), tuple(meta["std"])), meta["grid"], meta["dim"]
     size = cfg.image_size or enc_mod.VARIANTS[cfg.encoder]
     cache = Path(cfg.cache or default_cache_dir())
-    path = cache / "encoders" / f"{cfg.encoder}-{size}.onnx"
+    path = cache / "encoders" / f"{cfg.encoder}-{size}{'-trunk' if trunk else ''}.onnx"
     meta_path = path.with_suffix(".json")
     if not (path.exists() and meta_path.exists()):
         path.parent.mkdir(parents=True, exist_ok=True)
         net = enc_mod.GridEncoder(cfg.encoder, size)
         tmp = path.with_suffix(".tmp.onnx")
-        enc_mod.export_encoder_onnx(net, tmp)
+        enc_mod.export_encoder_onnx(net, tmp, trunk=trunk)
         tmp.replace(path)
         meta_path.write_text(json.dumps({"grid": net.grid_size(), "dim": net.feature_dim}))
     meta = json.loads(meta_path.read_text())
@@ -146,6 +155,14 @@ def prepare(cfg: TrainConfig, dataset: Dataset | None = None) -> tuple[Dataset, 
         log.warning("unreadable image skipped: %s: %s", path, why)
     ds.records = [r for r in ds.records if str(r.image) in cache]
     return ds, cache
+
+
+def trunk_cache(cfg: TrainConfig, ds: Dataset) -> FeatureCache:
+    """The encoder's trunk (the last block's input) for every image of ``ds``: what a decoder that
+    tunes the encoder's top trains on."""
+    onnx_path, pre, _, _ = encoder_onnx(cfg, trunk=True)
+    return build_cache([r.image for r in ds.records], onnx_path, pre, Path(cfg.cache or default_cache_dir()),
+                       f"{ds.name}-trunk", flip=cfg.flip, output="trunk")
 
 
 class Batches:
@@ -300,6 +317,11 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     if cfg.val_limit:
         val_recs = val_recs[:cfg.val_limit]
     vocab_path = out / "vocab.json"
+    if cfg.init_from and init_state is None:
+        base = torch.load(cfg.init_from, map_location="cpu", weights_only=False)
+        if "ensemble" in base:
+            raise ValueError(f"{cfg.init_from}: an ensemble cannot be a starting point")
+        init_state, vocab = base["model"], Vocab(base["vocab"])
     if vocab is None:
         vocab = Vocab.load(vocab_path) if vocab_path.exists() else Vocab.build(
             (c for r in train_recs for c in r.captions), cfg.min_count)
@@ -309,14 +331,20 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
 
     _, _, grid, dim = encoder_onnx(cfg)
     mcfg = DecoderConfig(len(vocab), dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim,
-                         cfg.dropout, cfg.feature_dropout, cfg.attention, cfg.refine_layers, cfg.refine_dim)
+                         cfg.dropout, cfg.feature_dropout, cfg.attention, cfg.refine_layers, cfg.refine_dim,
+                         cfg.encoder if cfg.tune_encoder_top else "")
     torch.manual_seed(cfg.seed)  # again: exporting the encoder above may or may not have drawn numbers
     model = Decoder(mcfg).to(device)
     if init_state is not None:
-        model.load_state_dict(init_state)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        load_start(model, init_state, cfg.init_from or "the base model")
+    top = [p for n, p in model.named_parameters() if n.startswith("top.")]
+    rest = [p for n, p in model.named_parameters() if not n.startswith("top.")]
+    opt = torch.optim.Adam([{"params": rest, "lr": cfg.lr}] +
+                           ([{"params": top, "lr": cfg.encoder_lr}] if top else []))
     ema = WeightAverage(model, cfg.ema) if cfg.ema > 0 else None
 
+    if cfg.tune_encoder_top:
+        cache = trunk_cache(cfg, ds)
     tr_feats, tr_flip = cache.load_all([str(r.image) for r in train_recs])
     va_feats, _ = cache.load_all([str(r.image) for r in val_recs])
     batches = Batches(train_recs, vocab, cfg.max_len, cfg.batch_size)
@@ -416,6 +444,18 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
         save(last)
     log.info("best val BLEU-4 %.4f at epoch %s", state["best"], state.get("best_epoch"))
     return out
+
+
+def load_start(model: Decoder, state: dict, origin: str) -> None:
+    """Start ``model`` from ``state``; a tuned encoder top missing there starts as the pretrained one."""
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:  # sizes that differ
+        raise ValueError(f"{origin}: its decoder does not fit these settings ({str(exc).splitlines()[-1].strip()})"
+                         ) from None
+    wrong = unexpected + [k for k in missing if not k.startswith("top.")]
+    if wrong:
+        raise ValueError(f"{origin}: its decoder does not fit these settings ({', '.join(wrong[:5])})")
 
 
 def _fmt(m: dict[str, float]) -> str:

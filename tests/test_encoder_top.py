@@ -1,0 +1,153 @@
+"""A decoder that tunes its own copy of the encoder's last block and head (``--tune-encoder-top``):
+it trains on the encoder's trunk, its bundle's encoder gives that trunk as a third output, and
+routing and the domain gate still read the shared encoder's features."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, SAMPLES, TOY_CAPTIONS, needs_torch, write_caption_folder
+
+pytestmark = needs_torch
+
+SMALL = ["--embed-dim", "32", "--hidden-dim", "32", "--attention-dim", "32", "--batch-size", "4",
+         "--min-count", "1", "--no-flip"]
+
+
+def _fit(data: Path, out: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "training", "fit", str(data), "--out", str(out), "--cache", str(cache), *SMALL, *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    """A plain toy run, then a run that starts from it and tunes the encoder's top."""
+    tmp = tmp_path_factory.mktemp("top")
+    data = write_caption_folder(tmp / "pictures")
+    _fit(data, tmp / "plain", tmp / "cache", "--epochs", "3", "--lr", "3e-3")
+    _fit(data, tmp / "top", tmp / "cache", "--epochs", "2", "--lr", "3e-3", "--tune-encoder-top",
+         "--encoder-lr", "1e-3", "--init-from", str(tmp / "plain" / "checkpoint_best.pt"))
+    return tmp / "plain", tmp / "top"
+
+
+def test_the_top_starts_as_the_frozen_encoder():
+    import torch
+
+    from capdesk.imageio import Preprocess
+    from training.encoder import MEAN, STD, EncoderTop, GridEncoder
+
+    pre = Preprocess(224, MEAN, STD)
+    batch = torch.from_numpy(np.stack([pre.load(SAMPLES / n)[1] for n in TOY_CAPTIONS]))
+    enc, top = GridEncoder("lite0"), EncoderTop("lite0")
+    with torch.no_grad():
+        feats, logits = enc(batch)
+        feats2, logits2, trunk = enc.with_trunk(batch)
+        assert trunk.shape == (len(TOY_CAPTIONS), 49, top.trunk_dim)
+        assert torch.equal(feats, feats2) and torch.equal(logits, logits2)
+        # batch norm folded into the convolutions: the same numbers up to float rounding
+        assert (top(trunk) - feats).abs().max() < 1e-3 * feats.abs().max()
+        # and the top is not the identity: it is the last block and head, trainable
+        assert all(p.requires_grad for p in top.parameters())
+
+
+def test_a_tuned_top_starts_where_its_base_run_was_and_moves(runs):
+    import torch
+
+    from capdesk.imageio import Preprocess
+    from training.encoder import MEAN, STD, EncoderTop, GridEncoder
+    from training.model import Decoder, DecoderConfig
+    from training.train import load_checkpoint, load_start
+
+    plain, top = runs
+    assert "before training: val" in (top / "train.log").read_text(encoding="utf-8")
+    base, vocab, ck = load_checkpoint(plain / "checkpoint_best.pt")
+    start = Decoder(DecoderConfig(**{**ck["model_config"], "encoder_top": "lite0"})).eval()
+    load_start(start, base.state_dict(), "the plain run")
+    pre = Preprocess(224, MEAN, STD)
+    batch = torch.from_numpy(np.stack([pre.load(SAMPLES / n)[1] for n in TOY_CAPTIONS]))
+    with torch.no_grad():
+        feats, _, trunk = GridEncoder("lite0").with_trunk(batch)
+        args = (22, vocab.stoi["<start>"], vocab.stoi["<end>"])
+        assert torch.equal(base.greedy(feats, *args), start.greedy(trunk, *args))
+    with pytest.raises(ValueError, match="does not fit"):
+        load_start(Decoder(DecoderConfig(len(vocab), embed_dim=32, hidden_dim=32, attention_dim=32,
+                                         refine_layers=1, refine_dim=32)), base.state_dict(), "the plain run")
+    with pytest.raises(ValueError, match="does not fit"):
+        load_start(Decoder(DecoderConfig(len(vocab), embed_dim=48, hidden_dim=32, attention_dim=32)),
+                   base.state_dict(), "the plain run")
+
+    model, _, ck = load_checkpoint(top / "checkpoint_best.pt")
+    assert ck["model_config"]["encoder_top"] == "lite0" and "before" in ck["state"]
+    pretrained = EncoderTop("lite0").state_dict()
+    moved = max((v - pretrained[k[4:]]).abs().max().item()
+                for k, v in model.state_dict().items() if k.startswith("top."))
+    assert moved > 0
+
+
+def test_a_tuned_top_bundle_decodes_like_pytorch_rebuilds_and_shrinks(tmp_path, runs):
+    import onnx
+    import torch
+
+    from capdesk.engine import Engine
+    from training.export import decoder_from_bundle, export_run
+    from training.shrink import shrink_bundle
+    from training.train import load_checkpoint
+
+    _, top = runs
+    bundle = export_run(top, tmp_path / "bundle", "toy-top")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["encoder"]["outputs"] == ["features", "class_logits", "trunk"]
+    assert manifest["decoder"]["encoder_top"] == "lite0"
+    init = onnx.load(str(bundle / "decoder_init.onnx")).graph
+    assert [i.name for i in init.input] == ["trunk"]
+    assert [o.name for o in init.output] == ["h", "c", "projected", "memory"]
+
+    model, vocab, _ = load_checkpoint(top / "checkpoint_best.pt")
+    eng = Engine(str(bundle), provider="cpu")
+    batch = np.stack([eng.preprocess.load(SAMPLES / n)[1] for n in TOY_CAPTIONS])
+    named = eng.encode_named(batch)
+    assert named["trunk"].shape[1:] == (49, model.top.trunk_dim)
+    want = model.greedy(torch.from_numpy(named["trunk"]), eng.max_len, eng.start, eng.end,
+                        banned=(eng.pad, eng.start, eng.unk))
+    got = eng.caption_arrays(batch, beam=1)
+    assert [c.words for c in got] == [vocab.decode(w.tolist()) for w in want]
+    # what routing and the gate read is still the encoder's features
+    feats, _ = eng.encode(batch)
+    assert feats.shape[1:] == (49, 1280)
+
+    rebuilt, _, _ = decoder_from_bundle(bundle)
+    for k, v in model.state_dict().items():
+        assert torch.allclose(v, rebuilt.state_dict()[k], atol=1e-6), k
+    shrink_bundle(bundle, tmp_path / "small")
+    small = Engine(str(tmp_path / "small"), provider="cpu")
+    assert all(c.words for c in small.caption_arrays(batch, beam=3))
+
+
+def test_a_tuned_top_bundle_without_the_trunk_is_refused_by_name(tmp_path, runs):
+    from capdesk.bundle import BundleError
+    from capdesk.engine import Engine
+    from training.export import export_run, write_manifest
+
+    plain, top = runs
+    bundle = export_run(top, tmp_path / "bundle", "toy-top")
+    other = export_run(plain, tmp_path / "plain", "toy-plain")
+    (bundle / "encoder.onnx").write_bytes((other / "encoder.onnx").read_bytes())
+    write_manifest(bundle, json.loads((bundle / "manifest.json").read_text()))
+    with pytest.raises(BundleError, match="trunk"):
+        Engine(str(bundle), provider="cpu")
+
+
+def test_ensembles_refuse_tuned_top_members(runs):
+    from training.ensemble import Ensemble
+    from training.train import load_checkpoint
+
+    model, _, _ = load_checkpoint(runs[1] / "checkpoint_best.pt")
+    with pytest.raises(ValueError, match="encoder top"):
+        Ensemble([model, model])
