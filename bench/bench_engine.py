@@ -60,10 +60,16 @@ class TorchBaseline:
         self.decoder, _, _ = decoder_from_bundle(engine.bundle.path)
         self.e = engine
 
+    def memory(self, batch: np.ndarray):
+        """What the decoder's LSTM attends to: the encoder's features, or the decoder's own memory of
+        them (a tuned encoder top starts from the trunk; a refiner refines)."""
+        feats, _, trunk = self.encoder.with_trunk(self.torch.from_numpy(batch))
+        return self.decoder.refine(trunk if self.decoder.top is not None else feats)
+
     def caption(self, batch: np.ndarray, beam: int) -> list[list[int]]:
         torch, dec, e = self.torch, self.decoder, self.e
         with torch.no_grad():
-            feats, _ = self.encoder(torch.from_numpy(batch))
+            feats = self.memory(batch)
             h0, c0, proj = dec.init(feats)
 
             def step(words, h, c, rows):
@@ -103,13 +109,12 @@ def compare_captions(eng: Engine, base: TorchBaseline, batch: np.ndarray) -> dic
     onnx_words = [c.words for c in eng.caption_arrays(batch, 3)]
     eager_words = [[eng.vocab[i] for i in ids] for ids in base.caption(batch, 3)]
     same = sum(a == b for a, b in zip(onnx_words, eager_words))
-    feats, _ = eng.encode(batch)
-    h, c, proj = eng.dec_init.run(None, {"features": feats})
+    h, c, proj, memory = eng.begin(eng.caption_input(batch))
     start = np.full(len(batch), eng.start, np.int64)
-    p_onnx = np.exp(eng.dec_step.run(None, {"word": start, "h": h, "c": c, "features": feats,
+    p_onnx = np.exp(eng.dec_step.run(None, {"word": start, "h": h, "c": c, "features": memory,
                                             "projected": proj})[0].astype(np.float64))
     with torch.no_grad():
-        tf, _ = base.encoder(torch.from_numpy(batch))
+        tf = base.memory(batch)
         th, tc, tp = base.decoder.init(tf)
         p_eager = torch.exp(base.decoder.step(torch.from_numpy(start), th, tc, tf, tp)[0]).double().numpy()
     diff = float(np.abs(p_onnx - p_eager).max())

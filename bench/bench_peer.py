@@ -302,9 +302,7 @@ class Peer:
 def capdesk_fixed(eng: Engine, image: np.ndarray, beam: int, steps: int) -> list[int]:
     """CapDesk's engine (same sessions, same search as ``Engine.decode``) forced to ``steps`` words:
     the end token is banned, as it is for the peer."""
-    feats, _ = eng.encode(image)
-    feats = np.ascontiguousarray(feats, dtype=np.float32)
-    h0, c0, proj = eng.dec_init.run(None, {"features": feats})
+    h0, c0, proj, feats = eng.begin(eng.caption_input(image))
     gathered: dict = {}
 
     def step(words, h, c, rows):

@@ -37,7 +37,7 @@ def main() -> int:
     engines = [Engine(b, provider="cpu") for b in ns.bundles]
     feats = []
     for e in engines:
-        f = [e.decoder_input(e.encode_named(e.preprocess.load(p)[1][None])) for p in files]
+        f = [e.caption_input(e.preprocess.load(p)[1][None]) for p in files]
         e.decode(f[0], ns.beam)  # warm-up
         feats.append(f)
     one: list[list[float]] = [[] for _ in engines]

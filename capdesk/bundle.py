@@ -112,6 +112,12 @@ class Bundle:
     def encoder(self) -> dict:
         return self.manifest["encoder"]
 
+    @property
+    def features_key(self) -> str:
+        """Equal for two bundles whose encoders compute the same features: the digest of the encoder
+        graph, less a "trunk" output it may also give (the manifest's ``features_sha256``)."""
+        return str(self.encoder.get("features_sha256") or self.manifest["files"]["encoder.onnx"]["sha256"])
+
     @contextmanager
     def _open(self, filename: str) -> Iterator[IO[bytes]]:
         if self._zip_root is not None:

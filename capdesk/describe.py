@@ -155,11 +155,10 @@ class Describer:
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
         self.problems: list[str] = []
-        enc_sha = primary.bundle.manifest["files"]["encoder.onnx"]["sha256"]
         bundles, self.problems = (others, []) if others is not None else discover()
         for b in bundles:
             # Only models that see the same encoder features can be compared (or routed to).
-            if b.name in self.engines or b.manifest["files"]["encoder.onnx"]["sha256"] != enc_sha:
+            if b.name in self.engines or b.features_key != primary.bundle.features_key:
                 continue
             if "domain_gate" not in b.manifest:
                 continue
@@ -167,6 +166,10 @@ class Describer:
                 e = Engine(b, provider=provider, beam=beam, threads=threads)
             except BundleError as exc:
                 self.problems.append(str(exc))
+                continue
+            # One encoder pass, the primary's, serves every model: it must give what each decoder takes
+            # (a decoder that tunes the encoder's top takes the trunk, which older encoders lack).
+            if e.decoder_input_name not in primary._enc_outputs:
                 continue
             self.engines[e.name] = e
 

@@ -142,14 +142,23 @@ class Engine:
         """What ``decode`` takes, out of ``encode_named``'s outputs."""
         return named[self.decoder_input_name]
 
-    def decode(self, feats: np.ndarray, beam: int | None = None,
-               class_logits: np.ndarray | None = None) -> list[Caption]:
-        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+    def caption_input(self, batch: np.ndarray) -> np.ndarray:
+        """What ``decode`` takes, for a batch of preprocessed images."""
+        return self.decoder_input(self.encode_named(batch))
+
+    def begin(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``decoder_init`` on what ``decode`` takes: h0, c0, the projected memory, and the memory that
+        the step graph attends to (its "features")."""
         feats = np.ascontiguousarray(feats, dtype=np.float32)
         h0, c0, proj, *rest = self.dec_init.run(None, {self.decoder_input_name: feats})
         # A decoder with a refiner or a tuned encoder top attends to its own "memory" of the grid,
         # not to the encoder's features.
-        memory = np.ascontiguousarray(rest[0]) if rest else feats
+        return h0, c0, proj, np.ascontiguousarray(rest[0]) if rest else feats
+
+    def decode(self, feats: np.ndarray, beam: int | None = None,
+               class_logits: np.ndarray | None = None) -> list[Caption]:
+        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+        h0, c0, proj, memory = self.begin(feats)
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features
         # of each beam are gathered once, not copied again at every word.

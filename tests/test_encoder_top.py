@@ -151,3 +151,43 @@ def test_ensembles_refuse_tuned_top_members(runs):
     model, _, _ = load_checkpoint(runs[1] / "checkpoint_best.pt")
     with pytest.raises(ValueError, match="encoder top"):
         Ensemble([model, model])
+
+
+def _with_gate(bundle: Path, default_bundle: Path) -> Path:
+    """A toy bundle given the default model's domain gate (fitted on the same encoder features), so
+    that it may be routed to."""
+    from training.export import write_manifest
+
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["domain_gate"] = json.loads((default_bundle / "manifest.json").read_text())["domain_gate"]
+    (bundle / "domain.npz").write_bytes((default_bundle / "domain.npz").read_bytes())
+    write_manifest(bundle, manifest)
+    return bundle
+
+
+def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, runs, default_bundle):
+    from capdesk.bundle import open_bundle
+    from capdesk.describe import Describer
+    from training.export import export_run
+    from training.shrink import shrink_bundle
+
+    plain_run, top_run = runs
+    plain = _with_gate(export_run(plain_run, tmp_path / "plain", "toy-plain"), default_bundle)
+    top = _with_gate(export_run(top_run, tmp_path / "top", "toy-top"), default_bundle)
+    p, t = open_bundle(plain), open_bundle(top)
+    assert p.manifest["files"]["encoder.onnx"]["sha256"] != t.manifest["files"]["encoder.onnx"]["sha256"]
+    assert p.features_key == t.features_key
+    shrink_bundle(plain)
+    shrink_bundle(top)
+    p, t = open_bundle(plain), open_bundle(top)
+    # the float16 encoders, one with the trunk output and one without: still the same features
+    assert p.features_key == t.features_key == p.manifest["files"]["encoder.onnx"]["sha256"]
+
+    # one encoder pass serves both when the primary's encoder gives the trunk ...
+    d = Describer(str(top), others=[p], fixed=False)
+    assert sorted(d.engines) == ["toy-plain", "toy-top"]
+    described = d.describe_images([d.primary.preprocess.load(SAMPLES / n)[0] for n in TOY_CAPTIONS])
+    assert len(described) == len(TOY_CAPTIONS)
+    assert all(x.model in d.engines and x.caption is not None and x.caption.words for x in described)
+    # ... but a model that needs the trunk is not routed to from an encoder without it
+    assert sorted(Describer(str(plain), others=[t], fixed=False).engines) == ["toy-plain"]

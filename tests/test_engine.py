@@ -67,8 +67,7 @@ def test_width_one_is_greedy_decoding(engine):
     the likeliest word each step, never <pad>/<start>/<unk>, no <end> first, no word after itself,
     and no word pair said twice (the manifest's block_ngram)."""
     assert engine.block_ngram == 2
-    feats, _ = engine.encode(engine.preprocess.load(SAMPLES / "rocket.jpg")[1][None])
-    h, c, proj = engine.dec_init.run(None, {"features": feats})
+    h, c, proj, feats = engine.begin(engine.caption_input(engine.preprocess.load(SAMPLES / "rocket.jpg")[1][None]))
     seq: list[int] = []
     word = np.array([engine.start], np.int64)
     for t in range(engine.max_len):

@@ -24,8 +24,10 @@ def plain_captions(engine: Engine, batch: np.ndarray, beam: int) -> list[tuple[l
         return ort.InferenceSession(engine.bundle.read_verified(fn), providers=["CPUExecutionProvider"])
 
     enc, init, step_s = sess("encoder.onnx"), sess("decoder_init.onnx"), sess("decoder_step.onnx")
-    feats = enc.run(["features"], {"image": batch})[0]
-    h0, c0, proj = init.run(None, {"features": feats})
+    named = dict(zip([o.name for o in enc.get_outputs()], enc.run(None, {"image": batch})))
+    source = init.get_inputs()[0].name  # "features", or "trunk" for a decoder that tunes the encoder's top
+    h0, c0, proj, *memory = init.run(None, {source: named[source]})
+    feats = memory[0] if memory else named[source]
 
     def step(words, h, c, rows):
         return step_s.run(None, {"word": words, "h": h, "c": c, "features": feats[rows], "projected": proj[rows]})
@@ -117,8 +119,7 @@ def test_shrunk_words_stay_close_to_float32(f32_engine, shrunk_bundle, sample_ba
     small = Engine(str(shrunk_bundle), provider="cpu")
     probs = []
     for e in (f32_engine, small):
-        f, _ = e.encode(sample_batch)
-        h, c, p = e.dec_init.run(None, {"features": f})
+        h, c, p, f = e.begin(e.caption_input(sample_batch))
         words = np.full(len(f), e.start, np.int64)
         logp = e.dec_step.run(None, {"word": words, "h": h, "c": c, "features": f, "projected": p})[0]
         probs.append(np.exp(logp.astype(np.float64)))

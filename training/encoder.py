@@ -13,6 +13,7 @@ import io
 import math
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -79,15 +80,6 @@ class GridEncoder(nn.Module):
         return feats, net._fc(feats.mean(1)), trunk
 
 
-class _WithTrunk(nn.Module):
-    def __init__(self, encoder: GridEncoder) -> None:
-        super().__init__()
-        self.encoder = encoder
-
-    def forward(self, image: torch.Tensor):
-        return self.encoder.with_trunk(image)
-
-
 def _folded(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
     """``conv`` followed by ``bn`` (running statistics) as one convolution with a bias."""
     k = conv.kernel_size[0]
@@ -133,13 +125,61 @@ class EncoderTop(nn.Module):
         return x.flatten(2).transpose(1, 2)
 
 
-def export_encoder_onnx(encoder: GridEncoder, path: Path, opset: int = 17, trunk: bool = False) -> None:
-    """The encoder graph; with ``trunk`` a third output, "trunk", for decoders that tune the top."""
+def export_encoder_onnx(encoder: GridEncoder, path: Path, opset: int = 17) -> None:
     encoder.eval()
     dummy = torch.zeros(1, 3, encoder.image_size, encoder.image_size)
-    names = ["features", "class_logits"] + (["trunk"] if trunk else [])
     torch.onnx.export(
-        _WithTrunk(encoder) if trunk else encoder, (dummy,), str(path), input_names=["image"],
-        output_names=names, dynamic_axes={"image": {0: "batch"}, **{n: {0: "batch"} for n in names}},
+        encoder, (dummy,), str(path), input_names=["image"],
+        output_names=["features", "class_logits"],
+        dynamic_axes={"image": {0: "batch"}, "features": {0: "batch"}, "class_logits": {0: "batch"}},
         opset_version=opset, dynamo=False,
     )
+
+
+TRUNK = "trunk"
+
+
+def with_trunk_output(model):
+    """The exported encoder graph (in place) with a third output, "trunk": the input of its last
+    block as [B, L, C], laid out like the features (what ``EncoderTop`` starts from).
+
+    Added at the end of the graph, so that ``without_trunk_output`` gives back the very graph it
+    came from, byte for byte, and models can tell they share their features by a digest."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = model.graph
+    last = max(int(n.name.split("/")[1].split(".")[1]) for n in g.node if n.name.startswith("/_blocks."))
+    prefix = f"/_blocks.{last}/"
+    src = next(n.input[0] for n in g.node if n.name.startswith(prefix))
+    channels = next(i for i in g.initializer if i.name == next(
+        n.input[1] for n in g.node if n.name.startswith(prefix) and n.op_type == "Conv")).dims[1]
+    g.initializer.append(numpy_helper.from_array(np.array([0, channels, -1], np.int64), f"{TRUNK}/shape"))
+    g.node.extend([
+        helper.make_node("Reshape", [src, f"{TRUNK}/shape"], [f"{TRUNK}/flat"], name=f"{TRUNK}/Reshape"),
+        helper.make_node("Transpose", [f"{TRUNK}/flat"], [TRUNK], perm=[0, 2, 1], name=f"{TRUNK}/Transpose"),
+    ])
+    g.output.append(helper.make_tensor_value_info(TRUNK, TensorProto.FLOAT, ["batch", None, channels]))
+    return model
+
+
+def without_trunk_output(model):
+    """The inverse of ``with_trunk_output`` (in place); a graph without the trunk is left as it is."""
+    g = model.graph
+    keep = [n for n in g.node if not n.name.startswith(f"{TRUNK}/")]
+    del g.node[:]
+    g.node.extend(keep)
+    inits = [i for i in g.initializer if not i.name.startswith(f"{TRUNK}/")]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    outs = [o for o in g.output if o.name != TRUNK]
+    del g.output[:]
+    g.output.extend(outs)
+    return model
+
+
+def features_digest(model) -> str:
+    """sha256 of the graph without its trunk output: equal for two encoders that compute the same
+    features, whether or not they also give the trunk."""
+    import hashlib
+
+    return hashlib.sha256(without_trunk_output(model).SerializeToString()).hexdigest()

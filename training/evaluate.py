@@ -30,7 +30,7 @@ def encode_records(engine: Engine, records, batch: int = 32):
             except ImageError as exc:
                 problems.append(str(exc))
         if arrs:
-            feats.append(engine.decoder_input(engine.encode_named(np.stack(arrs))))
+            feats.append(engine.caption_input(np.stack(arrs)))
     return (np.concatenate(feats) if feats else np.zeros((0, 1, 1), np.float32)), kept, problems
 
 

@@ -81,6 +81,10 @@ def write_manifest(folder: Path, manifest: dict) -> dict:
 
 
 def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) -> Path:
+    import onnx
+
+    from training.encoder import features_digest
+
     ck_path = run / "checkpoint_best.pt"
     model, vocab, ck = load_checkpoint(ck_path)
     cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in TrainConfig.__dataclass_fields__})
@@ -106,6 +110,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
             "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
             "grid": grid, "feature_dim": dim,
             "outputs": ["features", "class_logits"] + (["trunk"] if cfg.tune_encoder_top else []),
+            **({"features_sha256": features_digest(onnx.load(str(enc_path)))} if cfg.tune_encoder_top else {}),
             "resize": "bicubic squash to a square, no crop",
         },
         "decoder": {**ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},

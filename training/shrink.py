@@ -92,6 +92,8 @@ def restore_encoder(bundle: Path, cache: Path) -> Path:
     (batch-norm folding), hence another sha256; restoring avoids that."""
     import onnx
 
+    from training.encoder import without_trunk_output
+
     manifest = json.loads((Path(bundle) / "manifest.json").read_text(encoding="utf-8"))
     enc = manifest["encoder"]
     arch = enc["architecture"].removeprefix("efficientnet-")
@@ -100,8 +102,12 @@ def restore_encoder(bundle: Path, cache: Path) -> Path:
     if shrunk(manifest) and float16_storage(onnx.load_from_string(model.SerializeToString())).SerializeToString() \
             != shipped:
         raise ShrinkError(f"{bundle}: its encoder does not come back byte for byte; not restored")
+    # The plain graph is what training exports; it adds the trunk output again when a run asks for it.
+    without_trunk_output(model)
     dst = Path(cache) / "encoders" / f"{arch}-{enc['input_size']}.onnx"
     dst.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dst.parent.glob(f"{arch}-{enc['input_size']}-trunk.*"):  # made from the old plain graph
+        stale.unlink()
     tmp = dst.with_suffix(".tmp.onnx")
     onnx.save(model, str(tmp))
     tmp.replace(dst)
@@ -145,6 +151,7 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
     import onnx
 
     from capdesk.bundle import open_bundle
+    from training.encoder import features_digest
     from training.export import replace_folder, write_manifest
 
     bundle = Path(bundle)
@@ -159,8 +166,10 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
     shutil.copytree(bundle, tmp)
     if not shrunk(manifest):
         before = {fn: (bundle / fn).stat().st_size for fn in (ENCODER, *DECODERS)}
-        enc = onnx.load(str(bundle / ENCODER))
-        onnx.save(float16_storage(enc), str(tmp / ENCODER))
+        enc = float16_storage(onnx.load(str(bundle / ENCODER)))
+        onnx.save(enc, str(tmp / ENCODER))
+        if "features_sha256" in manifest["encoder"]:  # an encoder with a trunk output: its features' key
+            manifest["encoder"]["features_sha256"] = features_digest(enc)
         for fn in DECODERS:
             quantise_decoder(bundle / fn, tmp / fn)
         manifest["weights"] = {

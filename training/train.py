@@ -119,9 +119,8 @@ def setup_logging(out: Path) -> None:
 def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preprocess, int, int]:
     """Export (once) the encoder graph the features and the app use; returns its facts.
 
-    ``trunk``: the graph that also gives the last block's input (``--tune-encoder-top``). It is a
-    file of its own so that the plain graph, and the feature caches keyed on its digest, stay as
-    they were."""
+    ``trunk``: the same graph with a third output, the last block's input (``--tune-encoder-top``);
+    a file of its own, so that the plain graph and the feature caches keyed on its digest stay."""
     if cfg.encoder_file:
         path = Path(cfg.encoder_file)
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -130,11 +129,19 @@ def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preproces
     cache = Path(cfg.cache or default_cache_dir())
     path = cache / "encoders" / f"{cfg.encoder}-{size}{'-trunk' if trunk else ''}.onnx"
     meta_path = path.with_suffix(".json")
+    if trunk and not (path.exists() and meta_path.exists()):
+        import onnx
+
+        plain, _, _, _ = encoder_onnx(cfg)
+        tmp = path.with_suffix(".tmp.onnx")
+        onnx.save(enc_mod.with_trunk_output(onnx.load(str(plain))), str(tmp))
+        tmp.replace(path)
+        meta_path.write_text(plain.with_suffix(".json").read_text())
     if not (path.exists() and meta_path.exists()):
         path.parent.mkdir(parents=True, exist_ok=True)
         net = enc_mod.GridEncoder(cfg.encoder, size)
         tmp = path.with_suffix(".tmp.onnx")
-        enc_mod.export_encoder_onnx(net, tmp, trunk=trunk)
+        enc_mod.export_encoder_onnx(net, tmp)
         tmp.replace(path)
         meta_path.write_text(json.dumps({"grid": net.grid_size(), "dim": net.feature_dim}))
     meta = json.loads(meta_path.read_text())
