@@ -167,11 +167,11 @@ class Describer:
             except BundleError as exc:
                 self.problems.append(str(exc))
                 continue
-            # One encoder pass, the primary's, serves every model: it must give what each decoder takes
-            # (a decoder that tunes the encoder's top takes the trunk, which older encoders lack).
-            if e.decoder_input_name not in primary._enc_outputs:
-                continue
             self.engines[e.name] = e
+        # One encoder pass, the primary's, serves every model, so a model is described with only when
+        # that pass gives what its decoder takes (a decoder that tunes the encoder's top takes the
+        # trunk, which older encoders lack). The others still judge with their gates whose picture it is.
+        self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary._enc_outputs}
 
     @property
     def name(self) -> str:
@@ -185,7 +185,7 @@ class Describer:
         """The model for each image's encoder features, and whether the image is in its domain."""
         pooled = feats.mean(1)
         ratios = {n: e.domain.ratio(pooled) for n, e in self.engines.items() if e.domain is not None}
-        return route(ratios, len(feats), self.primary.name, self.fixed)
+        return route(ratios, len(feats), self.primary.name, self.fixed, self.decodable)
 
     def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
                         beam: int | None = None) -> list[Described]:

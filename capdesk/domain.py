@@ -16,7 +16,7 @@ import io
 import math
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,10 +110,12 @@ class Route:
     in_domain: bool | None  # None: the model carries no domain summary, so nobody can say
 
 
-def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = False) -> list[Route]:
+def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = False,
+          choices: Collection[str] | None = None) -> list[Route]:
     """The one place that decides, for each of ``n`` pictures, which model describes it and whether
     it is in domain. ``ratios``: each gated model's ratios for the pictures; ``primary``: the model
-    to use when ``fixed`` (the user named it) or when no model has a gate.
+    to use when ``fixed`` (the user named it) or when no model has a gate; ``choices``: the models
+    that can describe here (default: all); the others' gates still count.
 
     A picture is in a model's domain when it lies inside that model's own gate and no other
     model claims it more (a lower ratio): routed automatically, the model that fits best is used;
@@ -121,7 +123,8 @@ def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = 
     """
     out = []
     for i in range(n):
-        name = primary if fixed or not ratios else min(ratios, key=lambda m: ratios[m][i])
+        able = [m for m in ratios if choices is None or m in choices]
+        name = primary if fixed or not able else min(able, key=lambda m: ratios[m][i])
         if name not in ratios:
             out.append(Route(name, None, None))
             continue

@@ -119,6 +119,11 @@ def test_route_decides_in_domain_in_one_place():
     assert [r.in_domain for r in named] == [False, False, True, True]
     assert named[2].ratio == 0.7
     assert route({}, 2, "custom") == [Route("custom", None, None)] * 2  # no gate: nobody can say
+    # A model that cannot describe here (its decoder needs what this encoder pass lacks) is never
+    # chosen, but a picture it fits best is out of the chosen model's domain.
+    limited = route(ratios, 4, "everyday", choices={"everyday"})
+    assert [r.model for r in limited] == ["everyday"] * 4
+    assert [r.in_domain for r in limited] == [True, False, False, True]
 
 
 @needs_shared_data("everyday")

@@ -189,5 +189,10 @@ def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, ru
     described = d.describe_images([d.primary.preprocess.load(SAMPLES / n)[0] for n in TOY_CAPTIONS])
     assert len(described) == len(TOY_CAPTIONS)
     assert all(x.model in d.engines and x.caption is not None and x.caption.words for x in described)
-    # ... but a model that needs the trunk is not routed to from an encoder without it
-    assert sorted(Describer(str(plain), others=[t], fixed=False).engines) == ["toy-plain"]
+    assert d.decodable == {"toy-plain", "toy-top"}
+    # ... but a model that needs the trunk describes nothing from an encoder without it; its gate
+    # still has its say on whose picture it is
+    d = Describer(str(plain), others=[t], fixed=False)
+    assert sorted(d.engines) == ["toy-plain", "toy-top"] and d.decodable == {"toy-plain"}
+    batch = [d.primary.preprocess.load(SAMPLES / n)[0] for n in TOY_CAPTIONS]
+    assert all(x.model == "toy-plain" and x.caption is not None for x in d.describe_images(batch))
