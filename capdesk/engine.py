@@ -117,6 +117,8 @@ class Engine:
         self.labels: list[str] | None = self.bundle.labels()
         self.domain = self.bundle.domain_model()
         self._lock = threading.Lock()
+        # Decode one picture per call when the decoder's activations are quantised per call (shrunk bundles).
+        self.per_picture = "int8" in str(m.get("weights", {}).get("kind", ""))
 
     @property
     def provider(self) -> str:
@@ -158,6 +160,12 @@ class Engine:
     def decode(self, feats: np.ndarray, beam: int | None = None,
                class_logits: np.ndarray | None = None) -> list[Caption]:
         """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+        if self.per_picture and len(feats) > 1:
+            # int8 dynamic quantisation scales each call's activations by their range over the whole
+            # call, so pictures decoded together would sway each other's words: a folder's alt text
+            # must be what the picture gets on its own. Batched decoding was no faster on the CPU.
+            return [cap for i in range(len(feats)) for cap in
+                    self.decode(feats[i:i + 1], beam, None if class_logits is None else class_logits[i:i + 1])]
         h0, c0, proj, memory = self.begin(feats)
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features

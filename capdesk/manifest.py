@@ -132,6 +132,9 @@ def validate(m: object) -> dict:
     outs = _get(enc, "outputs", "encoder.", list, required=False)
     if outs is not None and not all(isinstance(o, str) for o in outs):
         raise ManifestError("manifest 'encoder.outputs' must be a list of names")
+    key = _get(enc, "features_sha256", "encoder.", str, required=False)
+    if key is not None and not SHA256.fullmatch(key):
+        raise ManifestError("manifest 'encoder.features_sha256' is not a sha256 (64 lower-case hex digits)")
     _get(m, "decoder", "", dict)
 
     voc = _get(m, "vocab", "", dict)

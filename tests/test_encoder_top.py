@@ -108,6 +108,9 @@ def test_a_tuned_top_bundle_decodes_like_pytorch_rebuilds_and_shrinks(tmp_path, 
     init = onnx.load(str(bundle / "decoder_init.onnx")).graph
     assert [i.name for i in init.input] == ["trunk"]
     assert [o.name for o in init.output] == ["h", "c", "projected", "memory"]
+    from training.card import render
+
+    assert "own copy of the encoder's last block and head" in render(manifest, {})
 
     model, vocab, _ = load_checkpoint(top / "checkpoint_best.pt")
     eng = Engine(str(bundle), provider="cpu")

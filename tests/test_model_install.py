@@ -230,6 +230,7 @@ MALFORMED = {
     "tags-file-not-listed": lambda m: m["tags"].update(file="/etc/passwd"),
     "declared-size-absurd": lambda m: m["files"]["encoder.onnx"].update(size=1 << 40),
     "metrics-text": lambda m: m["metrics"]["test"].update(beam3={"BLEU-4": "high", "CIDEr": 1}),
+    "features-key-not-a-sha": lambda m: m["encoder"].update(features_sha256="../../etc"),
 }
 
 

@@ -78,6 +78,14 @@ def _decoder_line(m: dict, dec: dict) -> str:
         line += (f"\n- Before the LSTM, the grid passes through a learnt projection to {one.get('refine_dim')} "
                  f"features and {one['refine_layers']} self-attention layer(s), so each location carries "
                  "context from the others.")
+    if one.get("encoder_top"):
+        cfg = m.get("training", {}).get("config", {})
+        line += ("\n- The decoder carries its own copy of the encoder's last block and head (batch norm folded "
+                 f"in), trained with it at lr {cfg.get('encoder_lr')} from the encoder's trunk (that block's "
+                 "input), which the shared encoder gives as a third output; routing and the domain gate read "
+                 "the shared encoder's features.")
+        if cfg.get("init_from"):
+            line += " The decoder started from a trained one of the same settings without the tuned top."
     if "members" not in dec:
         return line
     runs = m.get("training", {}).get("ensemble", [])
