@@ -109,7 +109,6 @@ class EncoderTop(nn.Module):
         args = block._block_args
         if args.expand_ratio == 1 or block.has_se or args.input_filters == args.output_filters:
             raise ValueError(f"efficientnet-{variant}: its last block is not the expand/project kind EncoderTop copies")
-        self.variant = variant
         self.trunk_dim = args.input_filters
         self.expand = _folded(block._expand_conv, block._bn0)
         self.depthwise = _folded(block._depthwise_conv, block._bn1)
@@ -165,15 +164,10 @@ def with_trunk_output(model):
 def without_trunk_output(model):
     """The inverse of ``with_trunk_output`` (in place); a graph without the trunk is left as it is."""
     g = model.graph
-    keep = [n for n in g.node if not n.name.startswith(f"{TRUNK}/")]
-    del g.node[:]
-    g.node.extend(keep)
-    inits = [i for i in g.initializer if not i.name.startswith(f"{TRUNK}/")]
-    del g.initializer[:]
-    g.initializer.extend(inits)
-    outs = [o for o in g.output if o.name != TRUNK]
-    del g.output[:]
-    g.output.extend(outs)
+    for field in (g.node, g.initializer, g.output):
+        keep = [x for x in field if not (x.name == TRUNK or x.name.startswith(f"{TRUNK}/"))]
+        del field[:]
+        field.extend(keep)
     return model
 
 

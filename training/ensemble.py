@@ -79,7 +79,7 @@ class Ensemble(nn.Module):
         return (logp, torch.cat([o[1] for o in outs], 1), torch.cat([o[2] for o in outs], 1),
                 torch.stack([o[3] for o in outs]).mean(0))
 
-    # members never have a refiner (refused above), so the ensemble attends to the encoder's features
+    # members never have a refiner or a tuned top (refused above): the ensemble attends to the encoder's features
     refiner = None
     top = None
     has_memory = False
