@@ -1,6 +1,7 @@
-"""A decoder that tunes its own copy of the encoder's last block and head (``--tune-encoder-top``):
-it trains on the encoder's trunk, its bundle's encoder gives that trunk as a third output, and
-routing and the domain gate still read the shared encoder's features."""
+"""A decoder that tunes its own copy of the encoder's last block(s) and head (``--tune-encoder-top``,
+``--encoder-top-blocks N``): it trains on the encoder's trunk, its bundle's encoder gives that trunk
+as an extra output ("trunk", or "trunkN" for N blocks), and routing and the domain gate still read
+the shared encoder's features."""
 
 from __future__ import annotations
 
@@ -37,7 +38,18 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
     return tmp / "plain", tmp / "top"
 
 
-def test_the_top_starts_as_the_frozen_encoder():
+@pytest.fixture(scope="module")
+def top4(runs) -> Path:
+    """A run that starts from the plain one and tunes the encoder's last four blocks."""
+    plain, top = runs
+    _fit(plain.parent / "pictures", plain.parent / "top4", plain.parent / "cache", "--epochs", "1", "--lr", "3e-3",
+         "--tune-encoder-top", "--encoder-top-blocks", "4", "--encoder-lr", "1e-3",
+         "--init-from", str(plain / "checkpoint_best.pt"))
+    return plain.parent / "top4"
+
+
+@pytest.mark.parametrize("blocks", [1, 4])
+def test_the_top_starts_as_the_frozen_encoder(blocks):
     import torch
 
     from capdesk.imageio import Preprocess
@@ -45,10 +57,11 @@ def test_the_top_starts_as_the_frozen_encoder():
 
     pre = Preprocess(224, MEAN, STD)
     batch = torch.from_numpy(np.stack([pre.load(SAMPLES / n)[1] for n in TOY_CAPTIONS]))
-    enc, top = GridEncoder("lite0"), EncoderTop("lite0")
+    enc, top = GridEncoder("lite0"), EncoderTop("lite0", blocks)
+    assert len(top.lower) == blocks - 1
     with torch.no_grad():
         feats, logits = enc(batch)
-        feats2, logits2, trunk = enc.with_trunk(batch)
+        feats2, logits2, trunk = enc.with_trunk(batch, blocks)
         assert trunk.shape == (len(TOY_CAPTIONS), 49, top.trunk_dim)
         assert torch.equal(feats, feats2) and torch.equal(logits, logits2)
         # batch norm folded into the convolutions: the same numbers up to float rounding
@@ -199,3 +212,54 @@ def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, ru
     assert sorted(d.engines) == ["toy-plain", "toy-top"] and d.decodable == {"toy-plain"}
     batch = [d.primary.preprocess.load(SAMPLES / n)[0] for n in TOY_CAPTIONS]
     assert all(x.model == "toy-plain" and x.caption is not None for x in d.describe_images(batch))
+
+
+def test_a_four_block_top_takes_its_own_trunk_and_routes_safely(tmp_path, runs, top4, default_bundle):
+    """Trunks of different depths have the same shape; their names keep a decoder from being fed
+    another's, and the deeper top's encoder still gives the one-block trunk."""
+    import onnx
+    import torch
+
+    from capdesk.bundle import open_bundle
+    from capdesk.describe import Describer
+    from capdesk.engine import Engine
+    from training.card import render
+    from training.encoder import EncoderTop
+    from training.export import decoder_from_bundle, export_run
+    from training.train import load_checkpoint
+
+    plain_run, top_run = runs
+    model, vocab, ck = load_checkpoint(top4 / "checkpoint_best.pt")
+    assert ck["model_config"]["encoder_top_blocks"] == 4 and len(model.top.lower) == 3
+    pretrained = EncoderTop("lite0", 4).state_dict()
+    assert max((v - pretrained[k[4:]]).abs().max().item()
+               for k, v in model.state_dict().items() if k.startswith("top.lower.")) > 0
+
+    b4 = _with_gate(export_run(top4, tmp_path / "top4", "toy-top4"), default_bundle)
+    manifest = json.loads((b4 / "manifest.json").read_text())
+    assert manifest["encoder"]["outputs"] == ["features", "class_logits", "trunk", "trunk4"]
+    assert [i.name for i in onnx.load(str(b4 / "decoder_init.onnx")).graph.input] == ["trunk4"]
+    assert "own copy of the encoder's last 4 blocks and head" in render(manifest, {})
+
+    eng = Engine(str(b4), provider="cpu")
+    batch = np.stack([eng.preprocess.load(SAMPLES / n)[1] for n in TOY_CAPTIONS])
+    named = eng.encode_named(batch)
+    assert not np.allclose(named["trunk"], named["trunk4"])  # same shape, different layers
+    want = model.greedy(torch.from_numpy(named["trunk4"]), eng.max_len, eng.start, eng.end,
+                        banned=(eng.pad, eng.start, eng.unk))
+    assert [c.words for c in eng.caption_arrays(batch, beam=1)] == [vocab.decode(w.tolist()) for w in want]
+    rebuilt, _, _ = decoder_from_bundle(b4)
+    for k, v in model.state_dict().items():
+        assert torch.allclose(v, rebuilt.state_dict()[k], atol=1e-6), k
+
+    b1 = _with_gate(export_run(top_run, tmp_path / "top1", "toy-top"), default_bundle)
+    assert open_bundle(b1).features_key == open_bundle(b4).features_key
+    # the one-block model's encoder lacks "trunk4": that model's pass cannot caption with the deeper top ...
+    d = Describer(str(b1), others=[open_bundle(b4)], fixed=False)
+    assert sorted(d.engines) == ["toy-top", "toy-top4"] and d.decodable == {"toy-top"}
+    pictures = [d.primary.preprocess.load(SAMPLES / n)[0] for n in TOY_CAPTIONS]
+    assert all(x.model == "toy-top" and x.caption is not None for x in d.describe_images(pictures))
+    # ... while the deeper top's encoder gives both trunks, so its pass serves both models
+    d = Describer(str(b4), others=[open_bundle(b1)], fixed=False)
+    assert d.decodable == {"toy-top", "toy-top4"}
+    assert all(x.caption is not None and x.caption.words for x in d.describe_images(pictures))

@@ -80,9 +80,11 @@ def _decoder_line(m: dict, dec: dict) -> str:
                  "context from the others.")
     if one.get("encoder_top"):
         cfg = m.get("training", {}).get("config", {})
-        line += ("\n- The decoder carries its own copy of the encoder's last block and head (batch norm folded "
-                 f"in), trained with it at lr {cfg.get('encoder_lr')} from the encoder's trunk (that block's "
-                 "input), which the shared encoder gives as a third output; routing and the domain gate read "
+        n = int(one.get("encoder_top_blocks", 1))
+        what, whose = ("last block", "that block's") if n == 1 else (f"last {n} blocks", "those blocks'")
+        line += (f"\n- The decoder carries its own copy of the encoder's {what} and head (batch norm folded "
+                 f"in), trained with it at lr {cfg.get('encoder_lr')} from the encoder's trunk ({whose} "
+                 "input), which the shared encoder gives as an extra output; routing and the domain gate read "
                  "the shared encoder's features.")
         if cfg.get("init_from"):
             line += " The decoder started from a trained one of the same settings without the tuned top."

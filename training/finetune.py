@@ -154,6 +154,7 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         hidden_dim=dec["hidden_dim"], attention_dim=dec["attention_dim"], dropout=dec.get("dropout", 0.5),
         attention=dec.get("attention", "soft"), refine_layers=dec.get("refine_layers", 0),
         refine_dim=dec.get("refine_dim", 512), tune_encoder_top=bool(dec.get("encoder_top")),
+        encoder_top_blocks=int(dec.get("encoder_top_blocks", 1)),
         # a base with a tuned encoder top tunes it too, more gently than the decoder (a quarter of its
         # rate: a choice, not tuned; the demo's figures in docs/training.md are with it)
         encoder_lr=lr / 4,

@@ -33,8 +33,10 @@ class DecoderConfig:
     refine_layers: int = 0
     refine_dim: int = 512
     # an encoder variant ("lite0"): the decoder takes the encoder's trunk and owns a trainable copy of
-    # that encoder's last block and head (training/encoder.py EncoderTop); "": the frozen features
+    # that encoder's last ``encoder_top_blocks`` blocks and head (training/encoder.py EncoderTop);
+    # "": the frozen features
     encoder_top: str = ""
+    encoder_top_blocks: int = 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -87,7 +89,7 @@ class Decoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         D, E, H, A, V = cfg.feature_dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim, cfg.vocab_size
-        self.top = _encoder_top(cfg.encoder_top) if cfg.encoder_top else None
+        self.top = _encoder_top(cfg.encoder_top, cfg.encoder_top_blocks) if cfg.encoder_top else None
         self.refiner = Refiner(D, cfg.refine_dim, cfg.refine_layers) if cfg.refine_layers > 0 else None
         D = self.memory_dim
         self.embed = nn.Embedding(V, E)
@@ -291,7 +293,7 @@ def caption_loss(out: dict[str, torch.Tensor], caps: torch.Tensor, pad: int, ds_
     return loss, stats
 
 
-def _encoder_top(variant: str) -> nn.Module:
+def _encoder_top(variant: str, blocks: int) -> nn.Module:
     from training.encoder import EncoderTop
 
-    return EncoderTop(variant)
+    return EncoderTop(variant, blocks)

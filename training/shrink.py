@@ -106,7 +106,7 @@ def restore_encoder(bundle: Path, cache: Path) -> Path:
     without_trunk_output(model)
     dst = Path(cache) / "encoders" / f"{arch}-{enc['input_size']}.onnx"
     dst.parent.mkdir(parents=True, exist_ok=True)
-    for stale in dst.parent.glob(f"{arch}-{enc['input_size']}-trunk.*"):  # made from the old plain graph
+    for stale in dst.parent.glob(f"{arch}-{enc['input_size']}-trunk*.*"):  # made from the old plain graph
         stale.unlink()
     tmp = dst.with_suffix(".tmp.onnx")
     onnx.save(model, str(tmp))

@@ -72,10 +72,11 @@ class TrainConfig:
     label_smoothing: float = 0.0  # cross-entropy against targets smoothed by this much
     refine_layers: int = 0  # >0: self-attention layers over the grid before the LSTM (DecoderConfig)
     refine_dim: int = 512
-    # train a copy of the encoder's last block and head with the decoder, at ``encoder_lr``, on cached
-    # trunk activations (the input of that block); the app's shared encoder stays as it is
+    # train a copy of the encoder's last block(s) and head with the decoder, at ``encoder_lr``, on cached
+    # trunk activations (the input of those blocks); the app's shared encoder stays as it is
     tune_encoder_top: bool = False
     encoder_lr: float = 1e-4
+    encoder_top_blocks: int = 1  # how many of the encoder's last blocks the top holds
     init_from: str = ""  # start from this run checkpoint's decoder (and vocabulary) instead of at random
     keep_epochs: bool = False  # also keep each epoch's weights (checkpoint_epochN.pt), to compare them at beam 3
     extra: dict = field(default_factory=dict)
@@ -119,22 +120,26 @@ def setup_logging(out: Path) -> None:
 def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preprocess, int, int]:
     """Export (once) the encoder graph the features and the app use; returns its facts.
 
-    ``trunk``: the same graph with a third output, the last block's input (``--tune-encoder-top``);
-    a file of its own, so that the plain graph and the feature caches keyed on its digest stay."""
+    ``trunk``: the same graph with trunk outputs (``--tune-encoder-top``): the last block's input,
+    "trunk", and with ``--encoder-top-blocks N`` also the input of the last N, "trunkN" (so that
+    decoders trained on the one-block trunk still decode from this encoder's pass). A file of its
+    own, so that the plain graph and the feature caches keyed on its digest stay."""
     if cfg.encoder_file:
         path = Path(cfg.encoder_file)
         meta = json.loads(path.with_suffix(".json").read_text())
         return path, Preprocess(meta["input_size"], tuple(meta["mean"]), tuple(meta["std"])), meta["grid"], meta["dim"]
     size = cfg.image_size or enc_mod.VARIANTS[cfg.encoder]
     cache = Path(cfg.cache or default_cache_dir())
-    path = cache / "encoders" / f"{cfg.encoder}-{size}{'-trunk' if trunk else ''}.onnx"
+    blocks = max(1, cfg.encoder_top_blocks)
+    suffix = ("-trunk" if blocks == 1 else f"-trunk{blocks}") if trunk else ""
+    path = cache / "encoders" / f"{cfg.encoder}-{size}{suffix}.onnx"
     meta_path = path.with_suffix(".json")
     if trunk and not (path.exists() and meta_path.exists()):
         import onnx
 
         plain, _, _, _ = encoder_onnx(cfg)
         tmp = path.with_suffix(".tmp.onnx")
-        onnx.save(enc_mod.with_trunk_output(onnx.load(str(plain))), str(tmp))
+        onnx.save(enc_mod.with_trunk_output(onnx.load(str(plain)), (1, blocks)), str(tmp))
         tmp.replace(path)
         meta_path.write_text(plain.with_suffix(".json").read_text())
     if not (path.exists() and meta_path.exists()):
@@ -165,11 +170,12 @@ def prepare(cfg: TrainConfig, dataset: Dataset | None = None) -> tuple[Dataset, 
 
 
 def trunk_cache(cfg: TrainConfig, ds: Dataset) -> FeatureCache:
-    """The encoder's trunk (the last block's input) for every image of ``ds``: what a decoder that
-    tunes the encoder's top trains on."""
+    """The encoder's trunk (the input of the blocks the top tunes) for every image of ``ds``: what a
+    decoder that tunes the encoder's top trains on."""
     onnx_path, pre, _, _ = encoder_onnx(cfg, trunk=True)
+    name = enc_mod.trunk_name(max(1, cfg.encoder_top_blocks))
     return build_cache([r.image for r in ds.records], onnx_path, pre, Path(cfg.cache or default_cache_dir()),
-                       f"{ds.name}-trunk", flip=cfg.flip, output="trunk")
+                       f"{ds.name}-{name}", flip=cfg.flip, output=name)
 
 
 class Batches:
@@ -339,7 +345,7 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     _, _, grid, dim = encoder_onnx(cfg)
     mcfg = DecoderConfig(len(vocab), dim, cfg.embed_dim, cfg.hidden_dim, cfg.attention_dim,
                          cfg.dropout, cfg.feature_dropout, cfg.attention, cfg.refine_layers, cfg.refine_dim,
-                         cfg.encoder if cfg.tune_encoder_top else "")
+                         cfg.encoder if cfg.tune_encoder_top else "", cfg.encoder_top_blocks)
     torch.manual_seed(cfg.seed)  # again: exporting the encoder above may or may not have drawn numbers
     model = Decoder(mcfg).to(device)
     if init_state is not None:
