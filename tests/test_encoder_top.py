@@ -226,6 +226,7 @@ def test_a_four_block_top_takes_its_own_trunk_and_routes_safely(tmp_path, runs, 
     from training.card import render
     from training.encoder import EncoderTop
     from training.export import decoder_from_bundle, export_run
+    from training.shrink import shrink_bundle
     from training.train import load_checkpoint
 
     plain_run, top_run = runs
@@ -263,3 +264,11 @@ def test_a_four_block_top_takes_its_own_trunk_and_routes_safely(tmp_path, runs, 
     d = Describer(str(b4), others=[open_bundle(b1)], fixed=False)
     assert d.decodable == {"toy-top", "toy-top4"}
     assert all(x.caption is not None and x.caption.words for x in d.describe_images(pictures))
+
+    # shrunk, it keeps both trunks and still compares as seeing the same features
+    shrink_bundle(b4, tmp_path / "small4")
+    small = open_bundle(tmp_path / "small4")
+    assert small.manifest["encoder"]["outputs"] == manifest["encoder"]["outputs"]
+    shrink_bundle(b1)
+    assert open_bundle(b1).features_key == small.features_key != open_bundle(b4).features_key
+    assert all(c.words for c in Engine(str(tmp_path / "small4"), provider="cpu").caption_arrays(batch, beam=3))
