@@ -70,6 +70,17 @@ def test_the_top_starts_as_the_frozen_encoder(blocks):
         assert all(p.requires_grad for p in top.parameters())
 
 
+def test_a_top_deeper_than_the_last_grid_is_refused_by_name(runs):
+    plain, _ = runs
+    cmd = [sys.executable, "-m", "training", "fit", str(plain.parent / "pictures"), "--out", str(plain.parent / "deep"),
+           "--cache", str(plain.parent / "cache"), *SMALL, "--epochs", "1", "--tune-encoder-top",
+           "--encoder-top-blocks", "5", "--init-from", str(plain / "checkpoint_best.pt")]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 2
+    assert "error: efficientnet-lite0: the top can hold 1 to 4 of its last blocks" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_a_tuned_top_starts_where_its_base_run_was_and_moves(runs):
     import torch
 

@@ -138,11 +138,15 @@ def _main(argv: list[str] | None = None) -> int:
         cfg = _config(ns)
         cfg.data = ns.data
         tr.setup_logging(Path(cfg.out))
-        if ns.cmd == "prepare":
-            ds, cache = tr.prepare(cfg)
-            print(json.dumps({"data": ds.summary(), "cache": str(cache.folder)}, indent=2))
-        else:
-            tr.train(cfg)
+        try:
+            if ns.cmd == "prepare":
+                ds, cache = tr.prepare(cfg)
+                print(json.dumps({"data": ds.summary(), "cache": str(cache.folder)}, indent=2))
+            else:
+                tr.train(cfg)
+        except ValueError as exc:  # settings that cannot be: say which, without a traceback
+            print(f"capdesk train {ns.cmd}: error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if ns.cmd == "evaluate":
         from training.evaluate import evaluate_bundle

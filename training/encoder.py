@@ -126,8 +126,12 @@ class EncoderTop(nn.Module):
     def __init__(self, variant: str = "lite0", blocks: int = 1) -> None:
         super().__init__()
         net = GridEncoder(variant).net
-        if not 1 <= blocks < len(net._blocks):
-            raise ValueError(f"efficientnet-{variant}: cannot tune its last {blocks} blocks")
+        on_last_grid = 0  # the last blocks after the last change of grid (stride 2)
+        while on_last_grid < len(net._blocks) and net._blocks[-1 - on_last_grid]._depthwise_conv.stride[0] == 1:
+            on_last_grid += 1
+        if not 1 <= blocks <= on_last_grid:
+            raise ValueError(f"efficientnet-{variant}: the top can hold 1 to {on_last_grid} of its last blocks "
+                             f"(those on its last grid), not {blocks}")
         self.blocks = blocks
         tuned = list(net._blocks[-blocks:])
         if tuned[-1]._block_args.input_filters == tuned[-1]._block_args.output_filters:
