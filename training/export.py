@@ -95,7 +95,8 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
     model, vocab, ck = load_checkpoint(ck_path)
     cfg = TrainConfig(**{k: v for k, v in ck["config"].items() if k in TrainConfig.__dataclass_fields__})
     enc_path, pre, grid, dim = encoder_onnx(cfg, trunk=cfg.tune_encoder_top)
-    enc_outputs = [o.name for o in onnx.load(str(enc_path), load_external_data=False).graph.output]
+    enc_graph = onnx.load(str(enc_path))
+    enc_outputs = [o.name for o in enc_graph.graph.output]  # read before features_digest strips the trunks
     tmp = bundle.with_name(bundle.name + ".tmp-export")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -117,7 +118,7 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
             "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
             "grid": grid, "feature_dim": dim,
             "outputs": enc_outputs,
-            **({"features_sha256": features_digest(onnx.load(str(enc_path)))} if cfg.tune_encoder_top else {}),
+            **({"features_sha256": features_digest(enc_graph)} if cfg.tune_encoder_top else {}),
             "resize": "bicubic squash to a square, no crop",
         },
         "decoder": {**ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},

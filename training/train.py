@@ -130,8 +130,7 @@ def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preproces
         return path, Preprocess(meta["input_size"], tuple(meta["mean"]), tuple(meta["std"])), meta["grid"], meta["dim"]
     size = cfg.image_size or enc_mod.VARIANTS[cfg.encoder]
     cache = Path(cfg.cache or default_cache_dir())
-    blocks = max(1, cfg.encoder_top_blocks)
-    suffix = ("-trunk" if blocks == 1 else f"-trunk{blocks}") if trunk else ""
+    suffix = f"-{enc_mod.trunk_name(cfg.encoder_top_blocks)}" if trunk else ""
     path = cache / "encoders" / f"{cfg.encoder}-{size}{suffix}.onnx"
     meta_path = path.with_suffix(".json")
     if trunk and not (path.exists() and meta_path.exists()):
@@ -139,7 +138,7 @@ def encoder_onnx(cfg: TrainConfig, trunk: bool = False) -> tuple[Path, Preproces
 
         plain, _, _, _ = encoder_onnx(cfg)
         tmp = path.with_suffix(".tmp.onnx")
-        onnx.save(enc_mod.with_trunk_output(onnx.load(str(plain)), (1, blocks)), str(tmp))
+        onnx.save(enc_mod.with_trunk_output(onnx.load(str(plain)), (1, cfg.encoder_top_blocks)), str(tmp))
         tmp.replace(path)
         meta_path.write_text(plain.with_suffix(".json").read_text())
     if not (path.exists() and meta_path.exists()):
@@ -173,7 +172,7 @@ def trunk_cache(cfg: TrainConfig, ds: Dataset) -> FeatureCache:
     """The encoder's trunk (the input of the blocks the top tunes) for every image of ``ds``: what a
     decoder that tunes the encoder's top trains on."""
     onnx_path, pre, _, _ = encoder_onnx(cfg, trunk=True)
-    name = enc_mod.trunk_name(max(1, cfg.encoder_top_blocks))
+    name = enc_mod.trunk_name(cfg.encoder_top_blocks)
     return build_cache([r.image for r in ds.records], onnx_path, pre, Path(cfg.cache or default_cache_dir()),
                        f"{ds.name}-{name}", flip=cfg.flip, output=name)
 
