@@ -51,6 +51,24 @@ def beam_search(
     ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
     image rows (``rows`` maps each beam to its image, so the caller can pick features).
     """
+    return [pool[0] for pool in beam_finalists(init, step, n_images, beam, max_len, start, end,
+                                               length_alpha, block_ngram, banned)]
+
+
+def beam_finalists(
+    init: tuple[np.ndarray, np.ndarray],
+    step: StepFn,
+    n_images: int,
+    beam: int,
+    max_len: int,
+    start: int,
+    end: int,
+    length_alpha: float = 1.0,
+    block_ngram: int = 0,
+    banned: tuple[int, ...] = (),
+) -> list[list[Hypothesis]]:
+    """Every caption the search finished for each image (as many as the beam is wide, fewer when
+    the search ran dry), best first; ``beam_search`` keeps the first."""
     K = max(1, int(beam))
     h0, c0 = init
     rows = np.repeat(np.arange(n_images), K)
@@ -133,5 +151,5 @@ def beam_search(
         pool = list(done[n])
         if not pool:
             pool.append(Hypothesis([], [], np.zeros((0, 1)), -np.inf, False))
-        out.append(max(pool, key=lambda hy: hy.score))
+        out.append(sorted(pool, key=lambda hy: -hy.score))  # stable: ties keep the order they ended in
     return out

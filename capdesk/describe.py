@@ -171,7 +171,7 @@ class Describer:
         # One encoder pass, the primary's, serves every model, so a model is described with only when
         # that pass gives what its decoder takes (a decoder that tunes the encoder's top takes the
         # trunk, which older encoders lack). The others still judge with their gates whose picture it is.
-        self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary._enc_outputs}
+        self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary.encoder_outputs}
 
     @property
     def name(self) -> str:

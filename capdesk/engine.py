@@ -107,11 +107,11 @@ class Engine:
         self.encoder = session("encoder.onnx", enc_opts)
         self.dec_init = session("decoder_init.onnx", dec_opts)
         self.dec_step = session("decoder_step.onnx", dec_opts)
-        self._enc_outputs = [o.name for o in self.encoder.get_outputs()]
+        self.encoder_outputs = [o.name for o in self.encoder.get_outputs()]
         # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
         # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)
         self.decoder_input_name = self.dec_init.get_inputs()[0].name
-        if self.decoder_input_name not in self._enc_outputs:
+        if self.decoder_input_name not in self.encoder_outputs:
             raise BundleError(f"{self.bundle.path}: decoder_init.onnx takes the encoder's "
                               f"{self.decoder_input_name!r}, which encoder.onnx does not give")
         self.labels: list[str] | None = self.bundle.labels()
@@ -138,7 +138,7 @@ class Engine:
     def encode_named(self, batch: np.ndarray) -> dict[str, np.ndarray]:
         """Every output of the encoder, by name."""
         outs = self.encoder.run(None, {"image": batch.astype(np.float32, copy=False)})
-        return dict(zip(self._enc_outputs, outs))
+        return dict(zip(self.encoder_outputs, outs))
 
     def decoder_input(self, named: dict[str, np.ndarray]) -> np.ndarray:
         """What ``decode`` takes, out of ``encode_named``'s outputs."""

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from capdesk.beam import beam_search
+from capdesk.beam import beam_finalists, beam_search
 
 START, END, A, B, C, D = range(6)
 V = 6
@@ -108,3 +108,16 @@ def test_no_empty_caption_and_no_word_after_itself():
     tree = {0: {END: (0.7, 1), A: (0.3, 2)}, 1: {}, 2: {A: (0.8, 2), END: (0.2, 1)}}
     (h,), _ = run([tree], beam=1)
     assert h.ids == [A] and h.finished and np.exp(h.logprobs[-1]) == pytest.approx(0.2)
+
+
+def test_finalists_are_every_finished_caption_best_first():
+    step, _ = make_step([TREE])
+    zeros = np.zeros((1, 1))
+    (pool,) = beam_finalists((zeros, zeros), step, 1, 3, 5, START, END, 0.0, banned=(START,))
+    # Width 3 finishes three captions: "B C" (0.36), "A C" (0.24), then one of the two ways of 0.18
+    # ("A" then the end, or "A D").
+    assert [h.ids for h in pool[:2]] == [[B, C], [A, C]]
+    assert pool[2].ids in ([A], [A, D])
+    assert [h.score for h in pool] == pytest.approx([math.log(0.36), math.log(0.24), math.log(0.18)])
+    (best,), _ = run([TREE], beam=3)
+    assert best.ids == pool[0].ids and best.score == pool[0].score

@@ -96,6 +96,23 @@ def test_csv_reader_with_bad_rows(tmp_path):
     assert len(ds.problems) == 3
 
 
+@pytest.mark.parametrize("name, content, said", [
+    ("caps.json", b'{"images": [', "caps.json: not a JSON caption file (Expecting value"),
+    ("caps.csv", b"image,caption\n\xff\xfe.png,a cat\n", "caps.csv: not UTF-8 text (invalid start byte at byte 14)"),
+    ("caps.parquet", b"PAR1", "caps.parquet: unknown data format"),
+    ("absent.csv", None, "absent.csv: no such file or folder"),
+])
+def test_unusable_caption_data_is_named_in_one_line(tmp_path, name, content, said):
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    r = subprocess.run([sys.executable, "-m", "training", "fit", name, "--out", "run"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2, r.stderr
+    assert f"capdesk train fit: error: {said}" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_coco_and_karpathy_and_flickr_readers(tmp_path):
     from training.data import read_coco, read_flickr8k, read_karpathy
 

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from training.errors import UsageError
+
 
 def dataclass_options(p: argparse.ArgumentParser, cls: type, skip: tuple[str, ...] = (),
                       required: tuple[str, ...] = ()) -> None:
@@ -144,7 +146,7 @@ def _main(argv: list[str] | None = None) -> int:
                 print(json.dumps({"data": ds.summary(), "cache": str(cache.folder)}, indent=2))
             else:
                 tr.train(cfg)
-        except ValueError as exc:  # settings that cannot be: say which, without a traceback
+        except (UsageError, FileNotFoundError) as exc:  # say what cannot be used, without a traceback
             print(f"capdesk train {ns.cmd}: error: {exc}", file=sys.stderr)
             return 2
         return 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.imageio import is_image_path
+from training.errors import UsageError
 
 SPLITS = ("train", "val", "test")
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -221,6 +222,13 @@ def read_csv(path: Path, image_root: Path | None = None) -> Dataset:
 def read_any(path: Path, image_root: Path | None = None) -> Dataset:
     """Pick the reader by what ``path`` is."""
     path = Path(path)
+    try:
+        return _read_any(path, image_root)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_any(path: Path, image_root: Path | None) -> Dataset:
     if path.is_dir():
         karpathy = sorted(path.glob("dataset_*.json"))
         if karpathy:
@@ -233,11 +241,14 @@ def read_any(path: Path, image_root: Path | None = None) -> Dataset:
     if path.suffix.lower() == ".txt" and "token" in path.name.lower():
         return read_flickr8k(path, image_root or path.parent / "Flicker8k_Dataset")
     if path.suffix.lower() == ".json":
-        head = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            head = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}: not a JSON caption file ({exc})") from None
         if "annotations" in head:
             return read_coco(path, image_root or path.parent)
         return read_karpathy(path, image_root)
-    raise ValueError(f"{path}: unknown data format (expected a folder, .csv, .json or Flickr8k token file)")
+    raise UsageError(f"{path}: unknown data format (expected a folder, .csv, .json or Flickr8k token file)")
 
 
 def group_by_split(records: list[Record]) -> dict[str, list[Record]]:

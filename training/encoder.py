@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from training.errors import UsageError
+
 # TF-Lite EfficientNet-Lite weights expect pixels scaled to [-1, 1] (checked against the
 # ImageNet head on the sample photos: this normalisation gives the confident, right classes).
 MEAN = (127.0, 127.0, 127.0)
@@ -40,7 +42,7 @@ class GridEncoder(nn.Module):
         from efficientnet_lite_pytorch import EfficientNet
 
         if variant not in VARIANTS:
-            raise ValueError(f"unknown encoder {variant!r}; choose from {sorted(VARIANTS)}")
+            raise UsageError(f"unknown encoder {variant!r}; choose from {sorted(VARIANTS)}")
         self.variant = variant
         self.image_size = image_size or VARIANTS[variant]
         with contextlib.redirect_stdout(io.StringIO()):  # the package prints on load
@@ -130,12 +132,12 @@ class EncoderTop(nn.Module):
         while on_last_grid < len(net._blocks) and net._blocks[-1 - on_last_grid]._depthwise_conv.stride[0] == 1:
             on_last_grid += 1
         if not 1 <= blocks <= on_last_grid:
-            raise ValueError(f"efficientnet-{variant}: the top can hold 1 to {on_last_grid} of its last blocks "
+            raise UsageError(f"efficientnet-{variant}: the top can hold 1 to {on_last_grid} of its last blocks "
                              f"(those on its last grid), not {blocks}")
         self.blocks = blocks
         tuned = list(net._blocks[-blocks:])
         if tuned[-1]._block_args.input_filters == tuned[-1]._block_args.output_filters:
-            raise ValueError(f"efficientnet-{variant}: its last block is not the expand/project kind EncoderTop copies")
+            raise UsageError(f"efficientnet-{variant}: its last block is not the expand/project kind EncoderTop copies")
         self.trunk_dim = tuned[0]._block_args.input_filters
         # The lower blocks in a list of their own, so that a one-block top keeps the weight names it
         # has always had (checkpoints and bundles name them).

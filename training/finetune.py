@@ -22,6 +22,7 @@ import torch
 from capdesk.bundle import BundleError, resolve, user_models_dir
 from training.data import Dataset, read_any
 from training.ensemble import Ensemble
+from training.errors import UsageError
 from training.export import decoder_from_bundle, export_run
 from training.model import Decoder, DecoderConfig
 from training.train import TrainConfig, default_cache_dir, setup_logging, train
@@ -32,7 +33,7 @@ MIN_IMAGES = 20  # below this a model learns the captions by heart, not the pict
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-class FinetuneError(ValueError):
+class FinetuneError(UsageError):
     pass
 
 

@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from training.errors import UsageError
+
 
 @dataclass
 class DecoderConfig:
@@ -72,7 +74,7 @@ class Refiner(nn.Module):
     def __init__(self, feature_dim: int, dim: int, layers: int, heads: int = 8, dropout: float = 0.1) -> None:
         super().__init__()
         if dim < heads or dim % heads:
-            raise ValueError(f"--refine-dim must be a multiple of {heads} (the attention heads), not {dim}")
+            raise UsageError(f"--refine-dim must be a multiple of {heads} (the attention heads), not {dim}")
         self.inp = nn.Sequential(nn.Linear(feature_dim, dim), nn.ReLU(), nn.Dropout(dropout))
         self.layers = nn.ModuleList(SelfAttentionLayer(dim, heads, dropout) for _ in range(layers))
         self.norm = nn.LayerNorm(dim)

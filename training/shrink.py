@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from training.errors import UsageError
+
 ENCODER = "encoder.onnx"
 DECODERS = ("decoder_init.onnx", "decoder_step.onnx")
 WEIGHTS = "float16 encoder, int8-dynamic decoder"
@@ -37,7 +39,7 @@ WEIGHTS = "float16 encoder, int8-dynamic decoder"
 MIN_ELEMENTS = 16384
 
 
-class ShrinkError(ValueError):
+class ShrinkError(UsageError):
     pass
 
 

@@ -22,6 +22,7 @@ import torch
 from capdesk.imageio import Preprocess
 from training import encoder as enc_mod
 from training.data import Dataset, read_any
+from training.errors import UsageError
 from training.features import FeatureCache, build_cache
 from training.metrics import score
 from training.model import Decoder, DecoderConfig, caption_loss
@@ -323,16 +324,16 @@ def train(cfg: TrainConfig, dataset: Dataset | None = None, vocab: Vocab | None 
     ds, cache = prepare(cfg, dataset)
     train_recs, val_recs = ds.split("train"), ds.split("val")
     if not train_recs:
-        raise ValueError("no training images left after skipping unreadable ones")
+        raise UsageError("no training images left after skipping unreadable ones")
     if not val_recs:
-        raise ValueError("no validation images: the data set needs at least two readable images")
+        raise UsageError("no validation images: the data set needs at least two readable images")
     if cfg.val_limit:
         val_recs = val_recs[:cfg.val_limit]
     vocab_path = out / "vocab.json"
     if cfg.init_from and init_state is None:
         base = torch.load(cfg.init_from, map_location="cpu", weights_only=False)
         if "ensemble" in base:
-            raise ValueError(f"{cfg.init_from}: an ensemble cannot be a starting point")
+            raise UsageError(f"{cfg.init_from}: an ensemble cannot be a starting point")
         init_state, vocab = base["model"], Vocab(base["vocab"])
     if vocab is None:
         vocab = Vocab.load(vocab_path) if vocab_path.exists() else Vocab.build(
@@ -463,11 +464,11 @@ def load_start(model: Decoder, state: dict, origin: str) -> None:
     try:
         missing, unexpected = model.load_state_dict(state, strict=False)
     except RuntimeError as exc:  # sizes that differ
-        raise ValueError(f"{origin}: its decoder does not fit these settings ({str(exc).splitlines()[-1].strip()})"
+        raise UsageError(f"{origin}: its decoder does not fit these settings ({str(exc).splitlines()[-1].strip()})"
                          ) from None
     wrong = unexpected + [k for k in missing if not k.startswith("top.")]
     if wrong:
-        raise ValueError(f"{origin}: its decoder does not fit these settings ({', '.join(wrong[:5])})")
+        raise UsageError(f"{origin}: its decoder does not fit these settings ({', '.join(wrong[:5])})")
 
 
 def _fmt(m: dict[str, float]) -> str:
