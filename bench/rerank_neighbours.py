@@ -1,7 +1,7 @@
 """The beam's finished captions reranked by how well they agree with the captions of the most similar
 training photos (nearest-neighbour consensus, as in Devlin et al. 2015), on the val split only.
 
-Each val photo's beam finalists (``capdesk.beam.beam_finalists``: as many as the beam is wide) get
+Each val photo's beam finalists (``Engine.finalists``: as many as the beam is wide) get
 the model's own length-normalised score plus λ times their mean CIDEr-style agreement (tf-idf
 weighted 1- to 4-grams, cosine, document frequencies from the training captions) with the captions
 of the k training photos nearest in the encoder's mean-pooled features. The settings are tuned on a
@@ -25,52 +25,34 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from capdesk.beam import beam_finalists  # noqa: E402
 from capdesk.engine import Engine  # noqa: E402
-from capdesk.imageio import ImageError  # noqa: E402
 from training.data import read_any  # noqa: E402
+from training.evaluate import readable_batches  # noqa: E402
 from training.metrics import score  # noqa: E402
 
 KS = (5, 10, 20, 40, 80)
 LAMBDAS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 1000.0)  # 1000: the consensus alone decides
 
 
-def encode(engine: Engine, records, batch: int = 32):
+def encode(engine: Engine, records):
     """(decoder inputs, unit mean-pooled features, kept records) for the readable records."""
     dec, pooled, kept = [], [], []
-    for s in range(0, len(records), batch):
-        arrs = []
-        for r in records[s:s + batch]:
-            try:
-                arrs.append(engine.preprocess.load(r.image)[1])
-                kept.append(r)
-            except ImageError as exc:
-                print(f"skipped: {exc}", file=sys.stderr)
-        if arrs:
-            named = engine.encode_named(np.stack(arrs))
+    for images, recs, bad in readable_batches(engine, records):
+        for problem in bad:
+            print(f"skipped: {problem}", file=sys.stderr)
+        if recs:
+            named = engine.encode_named(images)
             dec.append(engine.decoder_input(named))
             f = named["features"].mean(axis=1)
             pooled.append(f / np.linalg.norm(f, axis=1, keepdims=True))
+            kept += recs
     return np.concatenate(dec), np.concatenate(pooled), kept
 
 
 def finalists(engine: Engine, feats: np.ndarray, beam: int) -> list[list[tuple[str, float]]]:
-    """Every caption the beam finishes for each picture, with its length-normalised score, best first.
-    One picture per call, as the app decodes a shrunk bundle."""
-    out = []
-    for i in range(len(feats)):
-        h0, c0, proj, memory = engine.begin(feats[i:i + 1])
-
-        def step(words, h, c, rows, memory=memory, proj=proj):
-            return engine.dec_step.run(None, {"word": words, "h": h, "c": c,
-                                              "features": np.ascontiguousarray(memory[rows]),
-                                              "projected": np.ascontiguousarray(proj[rows])})
-
-        (pool,) = beam_finalists((h0, c0), step, 1, beam, engine.max_len, engine.start, engine.end,
-                                 engine.length_alpha, engine.block_ngram,
-                                 banned=(engine.pad, engine.start, engine.unk))
-        out.append([(" ".join(engine.vocab[w] for w in hy.ids), hy.score) for hy in pool])
-    return out
+    """Every caption the beam finishes for each picture, with its length-normalised score, best first."""
+    return [[(" ".join(engine.vocab[w] for w in hy.ids), hy.score) for hy in pool]
+            for s in range(0, len(feats), 32) for pool in engine.finalists(feats[s:s + 32], beam)]
 
 
 def _ngrams(words: list[str], n: int) -> Counter:

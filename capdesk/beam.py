@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,24 +36,9 @@ def _blocked(seq: list[int], n: int) -> set[int]:
     return out
 
 
-def beam_search(
-    init: tuple[np.ndarray, np.ndarray],
-    step: StepFn,
-    n_images: int,
-    beam: int,
-    max_len: int,
-    start: int,
-    end: int,
-    length_alpha: float = 1.0,
-    block_ngram: int = 0,
-    banned: tuple[int, ...] = (),
-) -> list[Hypothesis]:
-    """Best hypothesis per image. ``init`` is (h, c) with one row per image;
-    ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
-    image rows (``rows`` maps each beam to its image, so the caller can pick features).
-    """
-    return [pool[0] for pool in beam_finalists(init, step, n_images, beam, max_len, start, end,
-                                               length_alpha, block_ngram, banned)]
+def beam_search(*args: Any, **kwargs: Any) -> list[Hypothesis]:
+    """Best hypothesis per image: the first of ``beam_finalists`` (same arguments)."""
+    return [pool[0] for pool in beam_finalists(*args, **kwargs)]
 
 
 def beam_finalists(
@@ -68,7 +54,10 @@ def beam_finalists(
     banned: tuple[int, ...] = (),
 ) -> list[list[Hypothesis]]:
     """Every caption the search finished for each image (as many as the beam is wide, fewer when
-    the search ran dry), best first; ``beam_search`` keeps the first."""
+    the search ran dry), best first. ``init`` is (h, c) with one row per image;
+    ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
+    image rows (``rows`` maps each beam to its image, so the caller can pick features).
+    """
     K = max(1, int(beam))
     h0, c0 = init
     rows = np.repeat(np.arange(n_images), K)

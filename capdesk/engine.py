@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image
 
 from capdesk import providers as prov
-from capdesk.beam import beam_search
+from capdesk.beam import Hypothesis, beam_finalists
 from capdesk.bundle import Bundle, BundleError, resolve
 from capdesk.imageio import ImageError, Preprocess, load_image
 from capdesk.limits import DEFAULT_BEAM
@@ -157,15 +157,13 @@ class Engine:
         # not to the encoder's features.
         return h0, c0, proj, np.ascontiguousarray(rest[0]) if rest else feats
 
-    def decode(self, feats: np.ndarray, beam: int | None = None,
-               class_logits: np.ndarray | None = None) -> list[Caption]:
-        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+    def finalists(self, feats: np.ndarray, beam: int | None = None) -> list[list[Hypothesis]]:
+        """Every caption the beam finishes for each picture of ``feats`` (what ``decode`` takes), best first."""
         if self.per_picture and len(feats) > 1:
             # int8 dynamic quantisation scales each call's activations by their range over the whole
             # call, so pictures decoded together would sway each other's words: a folder's alt text
             # must be what the picture gets on its own. Batched decoding was no faster on the CPU.
-            return [cap for i in range(len(feats)) for cap in
-                    self.decode(feats[i:i + 1], beam, None if class_logits is None else class_logits[i:i + 1])]
+            return [pool for i in range(len(feats)) for pool in self.finalists(feats[i:i + 1], beam)]
         h0, c0, proj, memory = self.begin(feats)
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features
@@ -179,9 +177,14 @@ class Engine:
             return self.dec_step.run(None, {"word": words, "h": h, "c": c,
                                             "features": gathered["features"], "projected": gathered["projected"]})
 
-        hyps = beam_search((h0, c0), step, len(feats), beam or self.beam, self.max_len,
-                           self.start, self.end, self.length_alpha, self.block_ngram,
-                           banned=(self.pad, self.start, self.unk))
+        return beam_finalists((h0, c0), step, len(feats), beam or self.beam, self.max_len,
+                              self.start, self.end, self.length_alpha, self.block_ngram,
+                              banned=(self.pad, self.start, self.unk))
+
+    def decode(self, feats: np.ndarray, beam: int | None = None,
+               class_logits: np.ndarray | None = None) -> list[Caption]:
+        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+        hyps = [pool[0] for pool in self.finalists(feats, beam)]
         out = []
         for i, hy in enumerate(hyps):
             words = [self.vocab[w] for w in hy.ids]

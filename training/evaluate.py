@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,20 +18,30 @@ from training.data import read_any
 from training.metrics import score
 
 
-def encode_records(engine: Engine, records, batch: int = 32):
-    """What the decoder takes (``Engine.decoder_input``) for each readable record; unreadable ones
-    are reported and skipped."""
-    feats, kept, problems = [], [], []
+def readable_batches(engine: Engine, records, batch: int = 32
+                     ) -> Iterator[tuple[np.ndarray | None, list, list[str]]]:
+    """(images [B,3,H,W] or None, the records they are, problems) a batch of ``records`` at a time,
+    loaded as ``engine`` takes them; an unreadable record is a problem, not an image."""
     for s in range(0, len(records), batch):
-        arrs = []
+        arrs, kept, problems = [], [], []
         for r in records[s:s + batch]:
             try:
                 arrs.append(engine.preprocess.load(r.image)[1])
                 kept.append(r)
             except ImageError as exc:
                 problems.append(str(exc))
-        if arrs:
-            feats.append(engine.caption_input(np.stack(arrs)))
+        yield (np.stack(arrs) if arrs else None), kept, problems
+
+
+def encode_records(engine: Engine, records, batch: int = 32):
+    """What the decoder takes (``Engine.decoder_input``) for each readable record; unreadable ones
+    are reported and skipped."""
+    feats, kept, problems = [], [], []
+    for images, recs, bad in readable_batches(engine, records, batch):
+        problems += bad
+        if recs:
+            feats.append(engine.caption_input(images))
+            kept += recs
     return (np.concatenate(feats) if feats else np.zeros((0, 1, 1), np.float32)), kept, problems
 
 
