@@ -60,6 +60,7 @@ class FolderWatcher:
         self.on_waiting = on_waiting
         self._pending: dict[Path, _Pending] = {}
         self._done: dict[Path, tuple[int, int]] = {}
+        self._in_flight = 0  # taken from _pending, handler not yet returned
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._observer = Observer()
@@ -133,6 +134,9 @@ class FolderWatcher:
                     self.on_images(ready)
                 except Exception as exc:  # a failing handler must not stop the watching
                     log.error("captioning failed: %s", exc)
+                finally:
+                    with self._lock:
+                        self._in_flight -= len(ready)
 
     def _collect(self) -> list[Path]:
         now = time.monotonic()
@@ -163,6 +167,7 @@ class FolderWatcher:
                 if self._pending.get(p) is pend:
                     del self._pending[p]
                     self._done[p] = sig
+                    self._in_flight += 1  # counted before it leaves _pending's count, so pending() never dips early
                     ready.append(p)
         return sorted(ready)
 
@@ -182,8 +187,9 @@ class FolderWatcher:
         self._worker.join(timeout=30)
 
     def pending(self) -> int:
+        """Images seen but not yet through the handler: waiting to settle, or being captioned."""
         with self._lock:
-            return len(self._pending)
+            return len(self._pending) + self._in_flight
 
     def __enter__(self) -> FolderWatcher:
         return self.start()

@@ -95,7 +95,26 @@ def test_half_written_file_waits_until_complete(service):
         assert not (folder / "slow.txt").exists() and target not in handed
         fh.write(data[len(data) // 2:])
     wait_for(lambda: (folder / "slow.txt").exists(), what="the completed file's sidecar")
+    wait_for(lambda: w.pending() == 0, what="the batch to return")  # the sidecar is written before the row
     assert handed[target] == 1 and rows[-1].status == "captioned"
+
+
+def test_pending_counts_images_until_the_handler_returns(tmp_path):
+    """pending() == 0 must mean the handler is done, so callers can read its results then."""
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    entered, release = threading.Event(), threading.Event()
+
+    def handle(paths):
+        entered.set()
+        release.wait(60)
+
+    with FolderWatcher([folder], handle, settle=0.1) as w:
+        shutil.copy(SAMPLES / "chelsea.png", folder / "a.png")
+        wait_for(entered.is_set, what="the handler to be called")
+        assert w.pending() == 1  # out of the queue, but still being handled
+        release.set()
+        wait_for(lambda: w.pending() == 0, what="the handler to return")
 
 
 def test_renamed_image_takes_its_sidecar_along(service):
