@@ -138,6 +138,25 @@ def test_members_must_share_a_vocabulary(tmp_path, two_runs):
     assert r.returncode == 2 and "vocabulary differs" in r.stderr and not (tmp_path / "ens").exists()
 
 
+@pytest.mark.parametrize("case", ["one member", "broken bundle", "no such run"])
+def test_unusable_members_are_named_in_one_line(tmp_path, case):
+    """What cannot join an ensemble is one line naming it, exit 2, and nothing written."""
+    shipped = str(ROOT / "models" / "everyday")
+    if case == "one member":
+        members, said = [shipped], "at least two decoders"
+    elif case == "broken bundle":
+        broken = tmp_path / "broken"
+        broken.mkdir()
+        (broken / "manifest.json").write_text("{}", encoding="utf-8")
+        members, said = [shipped, str(broken)], f"{broken}: manifest format_version"
+    else:
+        members, said = [str(tmp_path / "absent"), shipped], f"{tmp_path / 'absent'}: neither a finished training run"
+    r = subprocess.run([sys.executable, "-m", "training", "ensemble", *members, "--out", str(tmp_path / "ens")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 2 and said in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and not (tmp_path / "ens").exists()
+
+
 def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
     """A shipped (shrunk) model joins a decoder trained since, without its training run; an ensemble
     bundle brings each of its members."""

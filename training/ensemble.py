@@ -23,6 +23,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from capdesk.bundle import BundleError
+from training.errors import UsageError
 from training.model import Decoder, DecoderConfig
 from training.vocab import Vocab
 
@@ -49,15 +51,15 @@ class Ensemble(nn.Module):
     def __init__(self, members: list[Decoder]) -> None:
         super().__init__()
         if len(members) < 2:
-            raise ValueError("an ensemble needs at least two decoders")
+            raise UsageError("an ensemble needs at least two decoders")
         first = members[0].cfg
         if any(m.has_memory for m in members):
             # the members would each need their own memory of the grid, which the two graphs do not carry
-            raise ValueError("an ensemble cannot hold decoders with a refiner (--refine-layers) "
+            raise UsageError("an ensemble cannot hold decoders with a refiner (--refine-layers) "
                              "or a tuned encoder top (--tune-encoder-top)")
         for m in members[1:]:
             if (m.cfg.vocab_size, m.cfg.feature_dim) != (first.vocab_size, first.feature_dim):
-                raise ValueError("ensemble members differ in vocabulary or feature size")
+                raise UsageError("ensemble members differ in vocabulary or feature size")
         self.members = nn.ModuleList(members)
         self._h = [m.cfg.hidden_dim for m in members]
         self._a = [m.cfg.attention_dim for m in members]
@@ -145,6 +147,9 @@ def _load_member(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
 
     if (path / "manifest.json").is_file() and not (path / "checkpoint_best.pt").exists():
         return _from_bundle(path)
+    if not (path / "checkpoint_best.pt").is_file():
+        raise UsageError(f"{path}: neither a finished training run (checkpoint_best.pt) nor a model bundle "
+                         "(manifest.json)")
     model, vocab, ck = load_checkpoint(path / "checkpoint_best.pt")
     return _members(model, vocab, ck, ck["state"].get("members"))
 
@@ -164,12 +169,12 @@ def combine(runs: list[Path], out: Path) -> Path:
     vocab = loaded[0][1]
     for (model, v, ck), run in zip(loaded, runs):
         if v.itos != vocab.itos:
-            raise ValueError(f"{run}: its vocabulary differs from {runs[0]}'s; members must share one")
+            raise UsageError(f"{run}: its vocabulary differs from {runs[0]}'s; members must share one")
         if model.cfg.attention != "soft":
-            raise ValueError(f"{run}: ensembles are of soft-attention decoders")
+            raise UsageError(f"{run}: ensembles are of soft-attention decoders")
         if ck.get("grid") != loaded[0][2].get("grid") or ck["config"].get("encoder") != loaded[0][2]["config"].get(
                 "encoder"):
-            raise ValueError(f"{run}: another encoder than {runs[0]}'s")
+            raise UsageError(f"{run}: another encoder than {runs[0]}'s")
     ens = Ensemble([m for m, _, _ in loaded])
     first = loaded[0][2]
     members = [{"run": str(r), **({"bundle": ck["bundle"]} if ck.get("bundle") else {}),
@@ -199,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     try:
         print(combine([Path(r) for r in ns.runs], Path(ns.out)))
-    except (ValueError, FileNotFoundError) as exc:
+    except (UsageError, BundleError, FileNotFoundError) as exc:  # what cannot be used, in one line
         print(f"capdesk train ensemble: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -12,6 +12,7 @@ from torch import nn
 
 from capdesk.bundle import FORMAT_VERSION, sha256_file
 from training.encoder import trunk_name
+from training.errors import UsageError
 from training.model import Decoder
 from training.train import TrainConfig, encoder_onnx, load_checkpoint
 from training.vocab import SPECIALS
@@ -285,7 +286,7 @@ def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
                         break
     missing = [k for k in want if k not in got]
     if missing:
-        raise ValueError(f"{bundle_path}: cannot rebuild decoder weights {missing}")
+        raise UsageError(f"{bundle_path}: cannot rebuild decoder weights {missing}")
     model.load_state_dict(got)
     model.eval()
     return model, b.vocab(), b.manifest

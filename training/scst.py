@@ -29,6 +29,7 @@ import torch
 
 from training.cider import CiderD
 from training.cli import dataclass_options
+from training.errors import UsageError
 from training.train import (
     Cancelled,
     TrainConfig,
@@ -83,7 +84,7 @@ def train_scst(cfg: ScstConfig, should_stop=None) -> Path:
 
     model, vocab, base_ck = load_checkpoint(Path(cfg.base) / "checkpoint_best.pt")
     if model.cfg.attention != "soft":
-        raise ValueError("self-critical training is implemented for soft attention only")
+        raise UsageError("self-critical training is implemented for soft attention only")
     tcfg = TrainConfig(**{k: v for k, v in base_ck["config"].items() if k in TrainConfig.__dataclass_fields__})
     tcfg.data = cfg.data or tcfg.data
     tcfg.out = str(out)
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = ScstConfig(**vars(ns))
     try:
         train_scst(cfg)
-    except (ValueError, FileNotFoundError) as exc:
+    except (UsageError, FileNotFoundError) as exc:  # what cannot be used, in one line
         print(f"capdesk train scst: error: {exc}", file=sys.stderr)
         return 2
     return 0
