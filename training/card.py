@@ -12,6 +12,11 @@ from pathlib import Path
 METRICS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "METEOR", "CIDEr")
 
 
+def last_blocks(n: int) -> str:
+    """The tuned encoder top's extent in words, as the card and the manifest both say it."""
+    return "last block" if n <= 1 else f"last {n} blocks"
+
+
 def _table(test: dict) -> str:
     beams = sorted((k for k in test if k.startswith("beam")), key=lambda k: int(k[4:]))
     cols = [m for m in METRICS if any(m in test[b] for b in beams)]
@@ -81,8 +86,8 @@ def _decoder_line(m: dict, dec: dict) -> str:
     if one.get("encoder_top"):
         cfg = m.get("training", {}).get("config", {})
         n = int(one.get("encoder_top_blocks", 1))
-        what, whose = ("last block", "that block's") if n == 1 else (f"last {n} blocks", "those blocks'")
-        line += (f"\n- The decoder carries its own copy of the encoder's {what} and head (batch norm folded "
+        whose = "that block's" if n <= 1 else "those blocks'"
+        line += (f"\n- The decoder carries its own copy of the encoder's {last_blocks(n)} and head (batch norm folded "
                  f"in), trained with it at lr {cfg.get('encoder_lr')} from the encoder's trunk ({whose} "
                  "input), which the shared encoder gives as an extra output; routing and the domain gate read "
                  "the shared encoder's features.")

