@@ -145,13 +145,14 @@ def _members(model: nn.Module, vocab: Vocab, ck: dict, infos: list[dict] | None)
 def _load_member(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
     from training.train import load_checkpoint
 
-    if (path / "manifest.json").is_file() and not (path / "checkpoint_best.pt").exists():
+    best = path / "checkpoint_best.pt"
+    if best.is_file():  # before a manifest beside it: the checkpoint holds the float32 weights as trained
+        model, vocab, ck = load_checkpoint(best)
+        return _members(model, vocab, ck, ck["state"].get("members"))
+    if (path / "manifest.json").is_file():
         return _from_bundle(path)
-    if not (path / "checkpoint_best.pt").is_file():
-        raise UsageError(f"{path}: neither a finished training run (checkpoint_best.pt) nor a model bundle "
-                         "(manifest.json)")
-    model, vocab, ck = load_checkpoint(path / "checkpoint_best.pt")
-    return _members(model, vocab, ck, ck["state"].get("members"))
+    raise UsageError(f"{path}: neither a finished training run (checkpoint_best.pt) nor a model bundle "
+                     "(manifest.json)")
 
 
 def combine(runs: list[Path], out: Path) -> Path:
