@@ -27,8 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from capdesk.beam import beam_search  # noqa: E402
-from capdesk.engine import Engine  # noqa: E402
+from capdesk.model.beam import beam_search  # noqa: E402
+from capdesk.model.engine import Engine  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
 
@@ -50,8 +50,8 @@ class TorchBaseline:
     def __init__(self, engine: Engine, threads: int) -> None:
         import torch
 
+        from training.decoders import decoder_from_bundle
         from training.encoder import GridEncoder
-        from training.export import decoder_from_bundle
 
         torch.set_num_threads(threads)
         self.torch = torch
@@ -156,7 +156,7 @@ def main() -> int:
                          ("cap", single, beam)))
         measures.append((f"caption beam {beam}, batch {ns.batch}", ns.batch,
                          lambda b=beam: eng.caption_arrays(batch, b), ("cap", batch, beam)))
-    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.describe.describer import DescribeOptions, Describer
 
     describer = Describer(ns.model or str(eng.bundle.path), provider=ns.provider, beam=3, threads=ns.threads,
                           options=DescribeOptions(ocr="never"))

@@ -34,7 +34,7 @@ def _report(out=sys.argv[1]):
     open(out, 'w').write(json.dumps({'peak_rss_mb': round(kb('VmHWM') / 1024, 1),
                                      'end_rss_mb': round(kb('VmRSS') / 1024, 1)}))
 atexit.register(_report)
-from capdesk.cli import main
+from capdesk.cli.main import main
 code = main(['caption', *sys.argv[2:]])
 sys.exit(code)
 """
@@ -42,7 +42,7 @@ sys.exit(code)
 # Describes N photos through the describer (what ``capdesk caption`` and batch use), RSS every 100.
 BATCH_CHILD = """
 import json, sys
-from capdesk.describe import Describer
+from capdesk.describe.describer import Describer
 def rss():
     st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)
     return round(int(st['VmRSS'].split()[0]) / 1024, 1), round(int(st['VmHWM'].split()[0]) / 1024, 1)
@@ -67,7 +67,7 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 from capdesk.gui.dialogs import BatchDialog
 from capdesk.gui.main_window import MainWindow
-from capdesk.settings import Settings
+from capdesk.session.settings import Settings
 def rss():
     st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)
     kb = lambda k: round(int(st[k].split()[0]) / 1024, 1)

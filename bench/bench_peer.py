@@ -13,8 +13,8 @@ CapDesk's own bundle is split:
   log-probabilities and the cache grown by one position.
 
 Both models then run in this process on the same image, with ONNX Runtime on the same threads and
-the same session settings (``capdesk.engine.session_options``), decoded by the same numpy search
-(``capdesk.beam.beam_search``), greedy and beam 3, median of several runs after warm-up runs. Random
+the same session settings (``capdesk.model.engine.session_options``), decoded by the same numpy search
+(``capdesk.model.beam.beam_search``), greedy and beam 3, median of several runs after warm-up runs. Random
 weights never say a meaningful end, so both are forced to the same fixed number of decoding steps
 (the end token is banned): by default CapDesk's own mean caption length on the sample pictures, in
 steps (words + end). CapDesk's natural captions (ending when the model says so) are timed too.
@@ -51,9 +51,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from capdesk.beam import beam_search  # noqa: E402
-from capdesk.engine import Engine, session_options  # noqa: E402
 from capdesk.imageio import Preprocess  # noqa: E402
+from capdesk.model.beam import beam_search  # noqa: E402
+from capdesk.model.engine import Engine, session_options  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
 SEED = 17

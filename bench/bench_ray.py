@@ -65,12 +65,12 @@ def run_cli(listing: Path, extra: list[str], n: int) -> float:
 def driver_share(pictures: list[Path], runs: int) -> dict:
     """Seconds per picture the starting process spends per picture whatever describes it:
     the skip check, writing both sidecars (atomically, fsync'd) and the ledger."""
-    from capdesk.batch import run_batch
-    from capdesk.cli_folders import RAY_WRITERS
-    from capdesk.describe import DescribeOptions, Describer
-    from capdesk.ledger import Ledger
-    from capdesk.pathlist import mirror_root
-    from capdesk.sidecars import SidecarOptions, SidecarWriter
+    from capdesk.cli.folders import RAY_WRITERS
+    from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.folders.batch import run_batch
+    from capdesk.folders.pathlist import mirror_root
+    from capdesk.sidecars.ledger import Ledger
+    from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
 
     describer = Describer(provider="cpu", options=DescribeOptions(ocr="never"))
     paths = [str(p) for p in pictures]

@@ -21,7 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from capdesk.engine import Engine  # noqa: E402
+from capdesk.model.engine import Engine  # noqa: E402
 from training.data import read_any  # noqa: E402
 
 

@@ -4,7 +4,7 @@ Which encoder fits the rule "the encoder must stay at or under 10 ms per image"?
 exported to ONNX by the project's own exporter (``training.encoder.export_encoder_onnx``: input
 ``image`` [batch,3,S,S], outputs ``features`` [batch,L,D] and ``class_logits``) into a temporary
 folder, and run through ONNX Runtime with the session options the engine gives its encoder
-(``capdesk.engine.session_options``: sequential, one inter-op thread, no spinning, ``--threads``
+(``capdesk.model.engine.session_options``: sequential, one inter-op thread, no spinning, ``--threads``
 intra-op threads). After a warm-up, each round times one image (batch 1) and one batch of
 ``--batch`` images for every variant in turn (lite0, lite1, lite2, lite0, ...), so a change of
 load on the machine hits all of them alike; ``--runs`` rounds. Reported per variant: median and
@@ -39,9 +39,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from capdesk import providers as prov  # noqa: E402
-from capdesk.engine import session_options  # noqa: E402
 from capdesk.imageio import Preprocess  # noqa: E402
+from capdesk.model import providers as prov  # noqa: E402
+from capdesk.model.engine import session_options  # noqa: E402
 
 BUDGET_MS = 10.0
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))

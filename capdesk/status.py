@@ -71,3 +71,10 @@ class TextStatus(_Text):
     NONE = "none"  # read, and nothing found
     SKIPPED = "skipped"
     UNAVAILABLE = "unavailable"  # the OCR extra is not installed
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line for a failure the user sees: the kind and the first line of the message (the kind
+    alone when there is no message)."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__

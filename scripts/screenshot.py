@@ -20,7 +20,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from capdesk.gui.main_window import MainWindow
-    from capdesk.settings import Settings
+    from capdesk.session.settings import Settings
 
     app = QApplication(sys.argv[:1])
     win = MainWindow(Settings(speech="off", ocr="never"))

@@ -72,7 +72,7 @@ def default_bundle() -> Path:
 
 @pytest.fixture(scope="session")
 def engine(default_bundle):
-    from capdesk.engine import Engine
+    from capdesk.model.engine import Engine
 
     return Engine(str(default_bundle), provider="cpu", beam=3)
 

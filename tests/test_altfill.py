@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, run_cli
 
-from capdesk.altfill import FillStatus, resolve_src, run_alt_fill
-from capdesk.altfill_html import find_html_images, parse_attributes
-from capdesk.altfill_md import escape as md_escape
-from capdesk.altfill_md import find_markdown_images, parser
-from capdesk.pagetext import PageError, decode_page
+from capdesk.altfill.fill import FillStatus, resolve_src, run_alt_fill
+from capdesk.altfill.html_images import find_html_images, parse_attributes
+from capdesk.altfill.md_images import escape as md_escape
+from capdesk.altfill.md_images import find_markdown_images, parser
+from capdesk.altfill.pagetext import PageError, decode_page
 
 # -- the site ---------------------------------------------------------------------------------------
 INDEX = """<!doctype html>
@@ -100,7 +100,7 @@ def site(tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def describer():
-    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.describe.describer import DescribeOptions, Describer
 
     return Describer(provider="cpu", options=DescribeOptions(ocr="never"))
 

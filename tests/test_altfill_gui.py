@@ -14,7 +14,7 @@ from conftest import SAMPLES  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QWidget  # noqa: E402
 
-from capdesk.settings import Settings  # noqa: E402
+from capdesk.session.settings import Settings  # noqa: E402
 
 TIMEOUT = 120_000
 

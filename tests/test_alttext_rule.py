@@ -15,11 +15,11 @@ import pytest
 from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, run_cli
 from PIL import Image, ImageDraw
 
-from capdesk import ocr
-from capdesk.alttext import names_people, word
-from capdesk.describe import DescribeOptions, Describer, text_worth_saying, wording
-from capdesk.pixelfacts import plain_fact
-from capdesk.sidecars import read_alt_text
+from capdesk.describe import ocr
+from capdesk.describe.alttext import names_people, word
+from capdesk.describe.describer import DescribeOptions, Describer, text_worth_saying, wording
+from capdesk.describe.pixelfacts import plain_fact
+from capdesk.sidecars.writer import read_alt_text
 
 needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs the 'ocr' extra (rapidocr-onnxruntime)")
 
@@ -218,7 +218,7 @@ def test_caption_json_has_review_and_reason():
 def test_ocr_always_without_the_extra_says_so(tmp_path):
     args = ["caption", "--json", "--ocr", "always", "--beam", "1", str(SAMPLES / "page.png")]
     code = ("import sys; sys.modules['rapidocr_onnxruntime'] = None\n"  # as if the extra were not installed
-            "from capdesk.cli import main\n"
+            "from capdesk.cli.main import main\n"
             f"raise SystemExit(main({args!r}))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
@@ -232,7 +232,7 @@ def test_ocr_always_without_the_extra_says_so(tmp_path):
 @needs_shared_data("everyday")
 def test_people_rate_script_runs(tmp_path):
     out = tmp_path / "people.json"
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "people_rate.py"), "--data",
+    r = subprocess.run([sys.executable, str(ROOT / "training" / "studies" / "people_rate.py"), "--data",
                         str(SHARED_DATA / "everyday"), "--limit", "24", "--json", str(out)],
                        capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr

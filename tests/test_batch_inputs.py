@@ -107,8 +107,8 @@ def test_usage_errors_say_what_to_do(args, says):
 
 def test_ray_option_gives_back_a_folder_it_swallowed(tmp_path):
     """'batch --ray FOLDER': argparse hands FOLDER to --ray; an address is 'auto' or has a port."""
-    from capdesk.cli import build_parser
-    from capdesk.cli_folders import batch_inputs
+    from capdesk.cli.folders import batch_inputs
+    from capdesk.cli.main import build_parser
 
     ns = build_parser().parse_args(["batch", "--ray", str(tmp_path)])
     assert batch_inputs(ns) == [str(tmp_path)] and ns.ray == "local"
@@ -120,7 +120,7 @@ def test_ray_option_gives_back_a_folder_it_swallowed(tmp_path):
 def test_without_ray_installed_the_batch_says_how_to_get_it(tmp_path):
     shutil.copy(SAMPLES / "chelsea.png", tmp_path / "cat.png")
     code = ("import sys; sys.modules['ray'] = None\n"  # what an install without the extra looks like
-            "from capdesk.cli import main\n"
+            "from capdesk.cli.main import main\n"
             f"sys.exit(main(['batch', {str(tmp_path)!r}, '--ray', '-q']))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2
@@ -129,7 +129,7 @@ def test_without_ray_installed_the_batch_says_how_to_get_it(tmp_path):
 
 
 def test_mirror_root_is_the_deepest_common_folder(tmp_path):
-    from capdesk.pathlist import mirror_root
+    from capdesk.folders.pathlist import mirror_root
 
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "c").mkdir()
@@ -141,8 +141,8 @@ def test_mirror_root_is_the_deepest_common_folder(tmp_path):
 
 
 def test_a_sidecar_outside_the_mirror_root_is_an_error_not_a_stray_file(tmp_path):
-    from capdesk.ledger import Ledger
-    from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
+    from capdesk.sidecars.ledger import Ledger
+    from capdesk.sidecars.writer import AltText, SidecarOptions, SidecarWriter
     from capdesk.status import WriteStatus
 
     root, out = tmp_path / "root", tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Known answers for ``capdesk.beam.beam_search`` on a hand-made decoder whose every probability is known.
+"""Known answers for ``capdesk.model.beam.beam_search`` on a hand-made decoder whose every probability is known.
 
 The decoder is a tree of word probabilities; its state ``h`` holds the node a hypothesis has
 reached, and its attention is a one-hot vector on that node, so the attention kept for each word
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from capdesk.beam import beam_finalists, beam_search
+from capdesk.model.beam import beam_finalists, beam_search
 
 START, END, A, B, C, D = range(6)
 V = 6

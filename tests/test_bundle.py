@@ -7,8 +7,8 @@ import zipfile
 import pytest
 from conftest import run_cli
 
-from capdesk.bundle import BundleError, discover, open_bundle, resolve
-from capdesk.engine import Engine
+from capdesk.model.bundle import BundleError, discover, open_bundle, resolve
+from capdesk.model.engine import Engine
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_zipped_bundle_loads_and_captions(tmp_path, default_bundle):
 
 
 def test_user_folder_bundles_are_discovered(tmp_path, default_bundle, monkeypatch):
-    from capdesk.bundle import user_models_dir
+    from capdesk.model.bundle import user_models_dir
 
     dst = user_models_dir() / "mine"
     shutil.copytree(default_bundle, dst)

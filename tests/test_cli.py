@@ -62,7 +62,7 @@ def test_usage_errors_exit_two():
 
 def test_engine_never_imports_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
-            "from capdesk.cli import main\n"
+            "from capdesk.cli.main import main\n"
             f"raise SystemExit(main(['caption', '--json', r'{SAMPLES / 'chelsea.png'}']))")
     import subprocess
     import sys

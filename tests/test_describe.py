@@ -9,10 +9,11 @@ import pytest
 from conftest import SAMPLES, SHARED_DATA, needs_shared_data, run_cli
 from PIL import Image, ImageDraw
 
-from capdesk import limits, ocr, tags
-from capdesk.alttext import clean_caption
-from capdesk.describe import DescribeOptions, Describer, compose
-from capdesk.domain import Route, route
+from capdesk import limits
+from capdesk.describe import ocr, tags
+from capdesk.describe.alttext import clean_caption
+from capdesk.describe.describer import DescribeOptions, Describer, compose
+from capdesk.model.domain import Route, route
 
 needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs the 'ocr' extra (rapidocr-onnxruntime)")
 

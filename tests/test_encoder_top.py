@@ -85,9 +85,10 @@ def test_a_tuned_top_starts_where_its_base_run_was_and_moves(runs):
     import torch
 
     from capdesk.imageio import Preprocess
+    from training.decoders import load_checkpoint
     from training.encoder import MEAN, STD, EncoderTop, GridEncoder
     from training.model import Decoder, DecoderConfig
-    from training.train import load_checkpoint, load_start
+    from training.train import load_start
 
     plain, top = runs
     assert "before training: val" in (top / "train.log").read_text(encoding="utf-8")
@@ -119,10 +120,10 @@ def test_a_tuned_top_bundle_decodes_like_pytorch_rebuilds_and_shrinks(tmp_path, 
     import onnx
     import torch
 
-    from capdesk.engine import Engine
-    from training.export import decoder_from_bundle, export_run
+    from capdesk.model.engine import Engine
+    from training.decoders import decoder_from_bundle, load_checkpoint
+    from training.export import export_run
     from training.shrink import shrink_bundle
-    from training.train import load_checkpoint
 
     _, top = runs
     bundle = export_run(top, tmp_path / "bundle", "toy-top")
@@ -158,8 +159,8 @@ def test_a_tuned_top_bundle_decodes_like_pytorch_rebuilds_and_shrinks(tmp_path, 
 
 
 def test_a_tuned_top_bundle_without_the_trunk_is_refused_by_name(tmp_path, runs):
-    from capdesk.bundle import BundleError
-    from capdesk.engine import Engine
+    from capdesk.model.bundle import BundleError
+    from capdesk.model.engine import Engine
     from training.export import export_run, write_manifest
 
     plain, top = runs
@@ -172,8 +173,7 @@ def test_a_tuned_top_bundle_without_the_trunk_is_refused_by_name(tmp_path, runs)
 
 
 def test_ensembles_refuse_tuned_top_members(runs):
-    from training.ensemble import Ensemble
-    from training.train import load_checkpoint
+    from training.decoders import Ensemble, load_checkpoint
 
     model, _, _ = load_checkpoint(runs[1] / "checkpoint_best.pt")
     with pytest.raises(ValueError, match="encoder top"):
@@ -193,8 +193,8 @@ def _with_gate(bundle: Path, default_bundle: Path) -> Path:
 
 
 def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, runs, default_bundle):
-    from capdesk.bundle import open_bundle
-    from capdesk.describe import Describer
+    from capdesk.describe.describer import Describer
+    from capdesk.model.bundle import open_bundle
     from training.export import export_run
     from training.shrink import shrink_bundle
 
@@ -231,14 +231,14 @@ def test_a_four_block_top_takes_its_own_trunk_and_routes_safely(tmp_path, runs, 
     import onnx
     import torch
 
-    from capdesk.bundle import open_bundle
-    from capdesk.describe import Describer
-    from capdesk.engine import Engine
+    from capdesk.describe.describer import Describer
+    from capdesk.model.bundle import open_bundle
+    from capdesk.model.engine import Engine
     from training.card import render
+    from training.decoders import decoder_from_bundle, load_checkpoint
     from training.encoder import EncoderTop
-    from training.export import decoder_from_bundle, export_run
+    from training.export import export_run
     from training.shrink import shrink_bundle
-    from training.train import load_checkpoint
 
     plain_run, top_run = runs
     model, vocab, ck = load_checkpoint(top4 / "checkpoint_best.pt")

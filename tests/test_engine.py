@@ -5,8 +5,8 @@ import pytest
 from conftest import SAMPLES
 from PIL import Image
 
-from capdesk import providers
-from capdesk.engine import Engine, expand_paths
+from capdesk.model import providers
+from capdesk.model.engine import Engine, expand_paths
 
 
 def test_sample_photos_get_captions(engine):
@@ -24,7 +24,7 @@ def test_cat_and_people_are_named(engine):
     # Loose checks of meaning: the everyday model knows a person when it sees one. The sample cat is a
     # studio close-up unlike its photos: out of its domain, its caption is withheld (the model's guess
     # there may be anything), and what the user hears names the cat from the ImageNet tags.
-    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.describe.describer import DescribeOptions, Describer
 
     people = {"man", "woman", "person", "people", "girl", "boy"}
     assert people & set(engine.caption_file(SAMPLES / "astronaut.png").words)
@@ -98,7 +98,7 @@ def test_width_one_is_greedy_decoding(engine):
 
 @pytest.fixture(scope="module")
 def describer(default_bundle):
-    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.describe.describer import DescribeOptions, Describer
 
     return Describer(str(default_bundle), provider="cpu", beam=3, options=DescribeOptions(ocr="never"))
 

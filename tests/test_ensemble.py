@@ -35,7 +35,7 @@ def two_runs(tmp_path_factory):
 def test_step_is_the_mean_of_the_members_probabilities():
     import torch
 
-    from training.ensemble import Ensemble
+    from training.decoders import Ensemble
     from training.model import Decoder, DecoderConfig
 
     torch.manual_seed(0)
@@ -62,10 +62,10 @@ def test_step_is_the_mean_of_the_members_probabilities():
 def test_ensemble_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, two_runs):
     import torch
 
-    from capdesk.engine import Engine
-    from training.export import decoder_from_bundle, export_run
+    from capdesk.model.engine import Engine
+    from training.decoders import decoder_from_bundle, load_checkpoint
+    from training.export import export_run
     from training.shrink import shrink_bundle
-    from training.train import load_checkpoint
 
     r = subprocess.run([sys.executable, "-m", "training", "ensemble", str(two_runs / "run3"), str(two_runs / "run4"),
                         "--out", str(tmp_path / "ens")], capture_output=True, text=True, cwd=ROOT, timeout=600)
@@ -162,9 +162,9 @@ def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
     bundle brings each of its members."""
     import torch
 
+    from training.decoders import load_checkpoint
     from training.export import export_run
     from training.shrink import shrink_bundle
-    from training.train import load_checkpoint
 
     export_run(two_runs / "run3", tmp_path / "full", "toy")
     shrink_bundle(tmp_path / "full", tmp_path / "small")

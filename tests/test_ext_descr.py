@@ -12,11 +12,11 @@ import pytest
 from conftest import SAMPLES, run_cli
 from PIL import Image
 
-from capdesk.describe import DescribeOptions, Describer
-from capdesk.extdescr import extended_description
+from capdesk.describe.describer import DescribeOptions, Describer
+from capdesk.describe.extdescr import extended_description
+from capdesk.describe.pixelfacts import PictureFacts, picture_facts
 from capdesk.imageio import load_image, original_size
-from capdesk.pixelfacts import PictureFacts, picture_facts
-from capdesk.sidecars import read_alt_text, read_ext_descr
+from capdesk.sidecars.writer import read_alt_text, read_ext_descr
 from capdesk.status import SaidAs
 
 needs_exiftool = pytest.mark.skipif(shutil.which("exiftool") is None,
@@ -98,10 +98,10 @@ def test_ext_descr_is_written_to_xmp_and_reads_back(tmp_path):
 def test_the_windows_setting_writes_it_too(tmp_path, monkeypatch):
     """Settings → Longer description in XMP: the window's batch export (run here without Qt, through
     the session and its job) writes the same longer description as --ext-descr."""
-    from capdesk.jobs import BatchJob
-    from capdesk.session import Session
-    from capdesk.settings import Settings
-    from capdesk.tasks import ThreadRunner
+    from capdesk.session.core import Session
+    from capdesk.session.jobs import BatchJob
+    from capdesk.session.settings import Settings
+    from capdesk.session.tasks import ThreadRunner
 
     monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
     d = tmp_path / "photos"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from conftest import SAMPLES
 
-from capdesk.beam import beam_search
-from capdesk.engine import Engine
+from capdesk.model.beam import beam_search
+from capdesk.model.engine import Engine
 
 NAMES = ("astronaut.png", "chelsea.png", "coffee.png", "page.png", "rocket.jpg")
 
@@ -44,7 +44,8 @@ def float32_bundle(default_bundle, tmp_path_factory):
     the fast path and shrinking are compared with (the shipped bundle is itself shrunk)."""
     pytest.importorskip("torch", reason="rebuilding float32 graphs needs the train extra (torch)")
     pytest.importorskip("onnx", reason="rebuilding float32 graphs needs the train extra (onnx)")
-    from training.export import decoder_from_bundle, export_decoder, write_manifest
+    from training.decoders import decoder_from_bundle
+    from training.export import export_decoder, write_manifest
 
     out = tmp_path_factory.mktemp("f32") / "everyday-f32"
     shutil.copytree(default_bundle, out)
@@ -98,7 +99,7 @@ def shrunk_bundle(float32_bundle, tmp_path_factory):
 def test_shrunk_bundle_is_small_and_keeps_the_contract(float32_bundle, shrunk_bundle):
     import onnxruntime as ort
 
-    from capdesk.bundle import open_bundle
+    from capdesk.model.bundle import open_bundle
     from training.shrink import WEIGHTS, model_bytes
 
     m = json.loads((shrunk_bundle / "manifest.json").read_text())
@@ -145,7 +146,7 @@ def test_restoring_the_shipped_encoder_ships_it_byte_for_byte(default_bundle, tm
     """A new machine re-exports with the shipped encoder, not one exported again (whose weights differ
     in the last bit, so the app would no longer compare the models as seeing the same features)."""
     onnx = pytest.importorskip("onnx")
-    from capdesk.bundle import open_bundle
+    from capdesk.model.bundle import open_bundle
     from training.shrink import float16_storage, main
 
     assert main([str(default_bundle), "--restore-encoder", str(tmp_path / "cache")]) == 0
@@ -187,7 +188,7 @@ def test_shrink_refuses_a_damaged_bundle(default_bundle, tmp_path):
 
 def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(float32_bundle, shrunk_bundle):
     torch = pytest.importorskip("torch")
-    from training.export import decoder_from_bundle
+    from training.decoders import decoder_from_bundle
 
     full, _, _ = decoder_from_bundle(float32_bundle)
     small, _, _ = decoder_from_bundle(shrunk_bundle)

@@ -41,7 +41,7 @@ def _python(code: str, *args: str, env: dict | None = None, timeout: float = 120
 @pytest.mark.parametrize("argv", [["train", "--help"], ["train", "finetune", "--help"], ["train", "release", "--help"],
                                   ["train", "fit", "data"]])
 def test_training_without_torch_says_what_to_install(argv):
-    r = _python(HIDE_TORCH + "import sys\nfrom capdesk.cli import main\nsys.exit(main(sys.argv[1:]))", *argv)
+    r = _python(HIDE_TORCH + "import sys\nfrom capdesk.cli.main import main\nsys.exit(main(sys.argv[1:]))", *argv)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "PyTorch" in r.stderr and "download.pytorch.org/whl/cpu" in r.stderr and "capdesk[train]" in r.stderr

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (  # noqa: E402
     QWidget,
 )
 
-from capdesk.session import PictureStatus  # noqa: E402
-from capdesk.settings import Settings  # noqa: E402
+from capdesk.session.core import PictureStatus  # noqa: E402
+from capdesk.session.settings import Settings  # noqa: E402
 
 TIMEOUT = 120_000
 
@@ -299,8 +299,8 @@ def test_models_dialog_enter_changes_nothing(qtbot, window):
 def test_model_import_and_verify(qtbot, window, tmp_path):
     from conftest import ROOT
 
-    from capdesk.bundle import user_models_dir
     from capdesk.gui.dialogs import ModelsDialog
+    from capdesk.model.bundle import user_models_dir
 
     src = tmp_path / "mine"
     shutil.copytree(ROOT / "models" / "everyday", src)

@@ -160,7 +160,7 @@ def test_control_template_fills_to_a_package_dpkg_reads(tmp_path):
 
 
 def test_installed_app_says_how_to_train_instead(monkeypatch):
-    from capdesk.cli import training_missing
+    from capdesk.training_hint import training_missing
 
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     msg = training_missing(ImportError("No module named 'torch'"))

@@ -16,8 +16,8 @@ import pytest
 from conftest import ROOT, SAMPLES, run_cli
 
 from capdesk import safe_files
-from capdesk.ledger import Ledger
-from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
+from capdesk.sidecars.ledger import Ledger
+from capdesk.sidecars.writer import AltText, SidecarOptions, SidecarWriter
 
 ALT = AltText("A rocket on a launch pad.", "machine", "everyday", 0.9)
 
@@ -99,8 +99,8 @@ def test_concurrent_writers_take_turns_and_keep_every_edit(tmp_path, folder):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from capdesk.ledger import Ledger
-        from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
+        from capdesk.sidecars.ledger import Ledger
+        from capdesk.sidecars.writer import AltText, SidecarOptions, SidecarWriter
         w = SidecarWriter(SidecarOptions(formats=("txt",)), Ledger({str(tmp_path / 'ledger.sqlite')!r}))
         for rnd in range(15):
             for i in range(30):
@@ -128,8 +128,8 @@ def test_kill_between_rename_and_ledger_commit_is_recovered(tmp_path, folder):
     script = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        from capdesk.ledger import Ledger
-        from capdesk.sidecars import AltText, SidecarOptions, SidecarWriter
+        from capdesk.sidecars.ledger import Ledger
+        from capdesk.sidecars.writer import AltText, SidecarOptions, SidecarWriter
         Ledger.confirm = lambda self, path: os.kill(os.getpid(), signal.SIGKILL)  # dies right after the rename
         w = SidecarWriter(SidecarOptions(formats=("txt",)), Ledger({str(ledger)!r}))
         w.write(Path({str(folder / 'photo.jpg')!r}), AltText("Written, then killed.", "machine", "everyday", 0.9))
@@ -212,8 +212,8 @@ def test_unusable_ledger_folder_refuses_in_one_line(tmp_path, folder):
 
 # -- 11. disk full on the ledger in the middle of a batch ---------------------------------------------------
 def test_ledger_full_mid_batch_fails_those_images_and_goes_on(tmp_path, default_bundle):
-    from capdesk.batch import run_batch
-    from capdesk.describe import Describer
+    from capdesk.describe.describer import Describer
+    from capdesk.folders.batch import run_batch
 
     d = tmp_path / "many"
     d.mkdir()

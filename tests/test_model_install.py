@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from conftest import SAMPLES, run_cli
 
-from capdesk.bundle import BundleError, discover, open_bundle, resolve, user_models_dir
-from capdesk.model_install import TEMP_PREFIX, install
+from capdesk.model.bundle import BundleError, discover, open_bundle, resolve, user_models_dir
+from capdesk.model.install import TEMP_PREFIX, install
 
 
 def _sha(data: bytes) -> str:
@@ -199,7 +199,7 @@ def test_zip_bomb_is_neither_verified_into_memory_nor_installed(tmp_path, mine):
     assert z.stat().st_size < 100 << 20  # the other files are stored as they are; the bomb is ~1 MB
     # The child's own peak (VmHWM): Linux carries the parent's peak into a child's ru_maxrss across
     # fork and exec, so under a pytest that has grown to gigabytes ru_maxrss measures pytest.
-    code = ("import resource, sys\nfrom capdesk.cli import main\nrc = main(['models', 'verify', sys.argv[1]])\n"
+    code = ("import resource, sys\nfrom capdesk.cli.main import main\nrc = main(['models', 'verify', sys.argv[1]])\n"
             "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
             "print('MAXRSS_KB', hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
             "sys.exit(rc)\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLES, run_cli
 
-from capdesk.picture import PictureStatus
+from capdesk.session.picture import PictureStatus
 
 HARNESS = Path(os.environ.get("CAPDESK_ORCA_HARNESS", ROOT.parent / "shared" / "tools" / "orca_speech.sh"))
 PICTURES = ("astronaut.png", "chelsea.png", "coffee.png")

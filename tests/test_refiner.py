@@ -53,10 +53,10 @@ def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run)
     import onnx
     import torch
 
-    from capdesk.engine import Engine
-    from training.export import decoder_from_bundle, export_run
+    from capdesk.model.engine import Engine
+    from training.decoders import decoder_from_bundle, load_checkpoint
+    from training.export import export_run
     from training.shrink import shrink_bundle
-    from training.train import load_checkpoint
 
     assert sorted(p.name for p in refined_run.glob("checkpoint_epoch*.pt")) == [
         f"checkpoint_epoch{i}.pt" for i in range(1, 5)]
@@ -87,8 +87,7 @@ def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run)
 
 
 def test_ensembles_refuse_refined_members(refined_run):
-    from training.ensemble import Ensemble
-    from training.train import load_checkpoint
+    from training.decoders import Ensemble, load_checkpoint
 
     model, _, _ = load_checkpoint(refined_run / "checkpoint_best.pt")
     with pytest.raises(ValueError, match="refiner"):

@@ -96,8 +96,8 @@ def test_sampling_obeys_the_decoding_rules_and_reports_its_own_probabilities():
 def test_stage_runs_after_fit_and_its_run_exports(tmp_path, many_folder, feature_cache):  # noqa: F811
     import subprocess
 
+    from training.decoders import load_checkpoint
     from training.export import export_run
-    from training.train import load_checkpoint
 
     r = _train(many_folder, tmp_path / "xe", feature_cache, "--epochs", "2", "--lr", "3e-3")
     assert r.returncode == 0, r.stderr[-2000:]

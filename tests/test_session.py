@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from conftest import ROOT, SAMPLES
 
-from capdesk import messages
-from capdesk.jobs import BatchJob
-from capdesk.session import Kind, PictureStatus, Session
-from capdesk.settings import Settings
+from capdesk.session import messages
+from capdesk.session.core import Kind, PictureStatus, Session
+from capdesk.session.jobs import BatchJob
+from capdesk.session.settings import Settings
+from capdesk.session.tasks import ThreadRunner
 from capdesk.speech import Speaker
-from capdesk.tasks import ThreadRunner
 
 TIMEOUT = 180
 
@@ -94,7 +94,8 @@ def test_nothing_outside_gui_imports_qt():
     assert not offenders
     # And at run time: the session, its jobs and the CLI load with Qt made unimportable.
     code = ("import sys; sys.modules['PySide6'] = None\n"
-            "import capdesk.session, capdesk.jobs, capdesk.messages, capdesk.tasks, capdesk.cli\n")
+            "import capdesk.session.core, capdesk.session.jobs, capdesk.session.messages, capdesk.session.tasks\n"
+            "import capdesk.cli.main\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
 

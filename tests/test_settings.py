@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 from capdesk import limits
-from capdesk.settings import CHECKS, Settings
+from capdesk.session.settings import CHECKS, Settings
 
 
 def _load(tmp_path, text: str | bytes):
@@ -113,7 +113,7 @@ def test_gui_starts_whatever_the_settings_file_holds(tmp_path, kind):
     code = (
         "import sys\n"
         "from PySide6.QtWidgets import QApplication\n"
-        "from capdesk.settings import Settings\n"
+        "from capdesk.session.settings import Settings\n"
         "from capdesk.gui.main_window import MainWindow\n"
         "app = QApplication([])\n"
         "s, problem = Settings.load()\n"
@@ -156,7 +156,7 @@ def test_settings_need_no_qt(tmp_path):
     cfg = tmp_path / "settings.json"
     cfg.write_text('{"beam": 5000, "lang": "pt-BR"}')
     code = ("import sys; sys.modules['PySide6'] = None\n"
-            "from capdesk.settings import Settings\n"
+            "from capdesk.session.settings import Settings\n"
             "s, problem = Settings.load()\n"
             "s.save()\n"
             "print(s.beam, s.lang, 'beam' in problem, sorted(m for m in sys.modules if m.startswith('PySide6')))\n")
@@ -172,8 +172,8 @@ def test_the_models_own_beam_unless_one_is_chosen(tmp_path, default_bundle):
     a beam chosen there, as with --beam, is used instead."""
     import shutil
 
-    from capdesk.session import Session
-    from capdesk.tasks import ThreadRunner
+    from capdesk.session.core import Session
+    from capdesk.session.tasks import ThreadRunner
 
     bundle = tmp_path / "tuned"
     shutil.copytree(default_bundle, bundle)
@@ -184,6 +184,6 @@ def test_the_models_own_beam_unless_one_is_chosen(tmp_path, default_bundle):
     for chosen, expected in ((None, 7), (2, 2)):
         session = Session(Settings(model=str(bundle), beam=chosen, ocr="never"), ThreadRunner())
         assert session.describer().primary.beam == expected
-    from capdesk.describe import Describer
+    from capdesk.describe.describer import Describer
 
     assert Describer(str(bundle), beam=None).primary.beam == 7  # the CLI without --beam

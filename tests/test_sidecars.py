@@ -7,8 +7,8 @@ import subprocess
 import pytest
 from conftest import SAMPLES
 
-from capdesk.ledger import Ledger
-from capdesk.sidecars import (
+from capdesk.sidecars.ledger import Ledger
+from capdesk.sidecars.writer import (
     AltText,
     SidecarOptions,
     SidecarWriter,
@@ -153,7 +153,7 @@ def test_exiftool_reads_what_we_write(image, writer):
 
 @needs_exiftool
 def test_embed_keeps_original_bytes(image, writer):
-    from capdesk.sidecars import embed_in_image
+    from capdesk.sidecars.writer import embed_in_image
 
     original = image.read_bytes()
     writer.write(image, AltText("A cat."))

@@ -264,10 +264,10 @@ def _train(data: Path, out: Path, cache: Path, *extra: str) -> subprocess.Comple
 def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     import torch
 
-    from capdesk.beam import beam_search
-    from capdesk.engine import Engine
+    from capdesk.model.beam import beam_search
+    from capdesk.model.engine import Engine
+    from training.decoders import load_checkpoint
     from training.export import export_run
-    from training.train import load_checkpoint
 
     r = _train(sidecar_folder, tmp_path / "run", feature_cache, "--epochs", "6", "--lr", "3e-3")
     assert r.returncode == 0, r.stderr[-2000:]

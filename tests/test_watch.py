@@ -13,10 +13,10 @@ import pytest
 from conftest import ROOT, SAMPLES
 from PIL import Image
 
-from capdesk.batch import run_batch
-from capdesk.ledger import Ledger
-from capdesk.sidecars import SidecarOptions, SidecarWriter
-from capdesk.watch import FolderWatcher
+from capdesk.folders.batch import run_batch
+from capdesk.folders.watch import FolderWatcher
+from capdesk.sidecars.ledger import Ledger
+from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
 
 
 def wait_for(cond, timeout: float = 180.0, what: str = "condition") -> None:
@@ -31,7 +31,7 @@ def wait_for(cond, timeout: float = 180.0, what: str = "condition") -> None:
 
 @pytest.fixture(scope="module")
 def describer():
-    from capdesk.describe import DescribeOptions, Describer
+    from capdesk.describe.describer import DescribeOptions, Describer
 
     return Describer(None, provider="cpu", options=DescribeOptions(ocr="never"))
 

@@ -9,20 +9,7 @@ import sys
 from pathlib import Path
 
 from training.errors import UsageError
-
-
-def dataclass_options(p: argparse.ArgumentParser, cls: type, skip: tuple[str, ...] = (),
-                      required: tuple[str, ...] = ()) -> None:
-    """One ``--option`` per field of a settings dataclass, its default and type from the field."""
-    for f in dataclasses.fields(cls):
-        if f.name in skip:
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default
-        if isinstance(default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
-        else:
-            p.add_argument(flag, type=type(default), default=default, required=f.name in required)
+from training.options import dataclass_options
 
 
 def _config_args(p: argparse.ArgumentParser) -> None:
@@ -87,7 +74,7 @@ PIP_TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/
 def missing_dependency(exc: ModuleNotFoundError) -> str:
     """One line saying what to install when a training dependency (PyTorch first) is absent."""
     if getattr(sys, "frozen", False):  # the installed app: pip cannot add PyTorch to it
-        from capdesk.cli import training_missing
+        from capdesk.training_hint import training_missing
 
         return training_missing(exc)
     name = (exc.name or str(exc)).split(".")[0]

@@ -15,108 +15,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from capdesk.bundle import BundleError
+from capdesk.model.bundle import BundleError
+from training.decoders import Ensemble, decoder_from_bundle, load_checkpoint
 from training.errors import UsageError
-from training.model import Decoder, DecoderConfig
+from training.model import Decoder
 from training.vocab import Vocab
-
-
-@dataclass
-class EnsembleConfig:
-    """What the manifest's ``decoder`` section says of an ensemble: the sizes of the joint state
-    (what the graphs take) and each member's own configuration."""
-
-    vocab_size: int
-    feature_dim: int
-    embed_dim: int
-    hidden_dim: int  # the joint state: the members' hidden sizes added
-    attention_dim: int  # the joint projected features: the members' attention sizes added
-    dropout: float
-    attention: str = "soft"
-    members: list[dict] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-class Ensemble(nn.Module):
-    def __init__(self, members: list[Decoder]) -> None:
-        super().__init__()
-        if len(members) < 2:
-            raise UsageError("an ensemble needs at least two decoders")
-        first = members[0].cfg
-        if any(m.has_memory for m in members):
-            # the members would each need their own memory of the grid, which the two graphs do not carry
-            raise UsageError("an ensemble cannot hold decoders with a refiner (--refine-layers) "
-                             "or a tuned encoder top (--tune-encoder-top)")
-        for m in members[1:]:
-            if (m.cfg.vocab_size, m.cfg.feature_dim) != (first.vocab_size, first.feature_dim):
-                raise UsageError("ensemble members differ in vocabulary or feature size")
-        self.members = nn.ModuleList(members)
-        self._h = [m.cfg.hidden_dim for m in members]
-        self._a = [m.cfg.attention_dim for m in members]
-        self.cfg = EnsembleConfig(first.vocab_size, first.feature_dim, first.embed_dim, sum(self._h), sum(self._a),
-                                  first.dropout, "soft", [m.cfg.to_dict() for m in members])
-
-    def init(self, feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        outs = [m.init(feats) for m in self.members]
-        return (torch.cat([o[0] for o in outs], 1), torch.cat([o[1] for o in outs], 1),
-                torch.cat([o[2] for o in outs], 2))
-
-    def step(self, word: torch.Tensor, h: torch.Tensor, c: torch.Tensor, feats: torch.Tensor,
-             proj: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        hs, cs = torch.split(h, self._h, 1), torch.split(c, self._h, 1)
-        ps = torch.split(proj, self._a, 2)
-        outs = [m.step(word, hi, ci, feats, pi) for m, hi, ci, pi in zip(self.members, hs, cs, ps)]
-        # The mean of the probabilities, in log space: log((p_1 + ... + p_n) / n).
-        logp = torch.logsumexp(torch.stack([o[0] for o in outs]), 0) - math.log(len(outs))
-        return (logp, torch.cat([o[1] for o in outs], 1), torch.cat([o[2] for o in outs], 1),
-                torch.stack([o[3] for o in outs]).mean(0))
-
-    # members never have a refiner or a tuned top (refused above): the ensemble attends to the encoder's features
-    refiner = None
-    top = None
-    has_memory = False
-
-    @property
-    def memory_dim(self) -> int:
-        return self.cfg.feature_dim
-
-    @property
-    def input_dim(self) -> int:
-        return self.cfg.feature_dim
-
-    def refine(self, feats: torch.Tensor) -> torch.Tensor:
-        return feats
-
-    greedy = Decoder.greedy
-
-
-def from_checkpoint(ck: dict) -> Ensemble:
-    members = []
-    for m in ck["ensemble"]:
-        d = Decoder(DecoderConfig(**m["model_config"]))
-        d.load_state_dict(m["model"])
-        members.append(d)
-    ens = Ensemble(members)
-    ens.eval()
-    return ens
 
 
 def _from_bundle(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
     """A released bundle as members: its decoder rebuilt from the graphs (a shrunk bundle's weights
     read back as float32), with what the manifest recorded of its training in place of a
     checkpoint. An ensemble bundle gives each of its members."""
-    from training.export import decoder_from_bundle
-
     model, itos, manifest = decoder_from_bundle(path)
     tr = manifest.get("training", {})
     ck = {"config": tr.get("config", {}), "grid": manifest["encoder"]["grid"], "bundle": str(path),
@@ -143,8 +58,6 @@ def _members(model: nn.Module, vocab: Vocab, ck: dict, infos: list[dict] | None)
 
 
 def _load_member(path: Path) -> list[tuple[Decoder, Vocab, dict]]:
-    from training.train import load_checkpoint
-
     best = path / "checkpoint_best.pt"
     if best.is_file():  # before a manifest beside it: the checkpoint holds the float32 weights as trained
         model, vocab, ck = load_checkpoint(best)

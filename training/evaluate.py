@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from capdesk.attention import strip
-from capdesk.engine import Caption, Engine
 from capdesk.imageio import ImageError, load_image
+from capdesk.model.attention import strip
+from capdesk.model.engine import Caption, Engine
 from training.data import read_any
 from training.metrics import score
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from capdesk.bundle import FORMAT_VERSION, sha256_file
+from capdesk.model.bundle import FORMAT_VERSION, sha256_file
 from training.card import last_blocks
+from training.decoders import load_checkpoint
 from training.encoder import trunk_name
-from training.errors import UsageError
 from training.model import Decoder
-from training.train import TrainConfig, encoder_onnx, load_checkpoint
+from training.train import TrainConfig, encoder_onnx
 from training.vocab import SPECIALS
 
 OPSET = 17
@@ -167,7 +167,7 @@ def weight_names(model: nn.Module, folder: Path) -> dict[str, str]:
     import numpy as np
     import onnx
 
-    from training.shrink import float_initializers
+    from training.onnx_weights import float_initializers
 
     params = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     out: dict[str, str] = {}
@@ -208,7 +208,7 @@ def export_domain(cfg: TrainConfig, folder: Path, quantile: float = 0.98) -> dic
     return the manifest's ``domain_gate`` section, its threshold set on the val split."""
     import numpy as np
 
-    from capdesk import domain
+    from capdesk.model import domain
     from training.train import prepare
 
     if not cfg.data:
@@ -238,52 +238,3 @@ def _deep_update(dst: dict, src: dict) -> None:
             _deep_update(dst[k], v)
         else:
             dst[k] = v
-
-
-
-def decoder_from_bundle(bundle_path: Path) -> tuple[Decoder, list[str], dict]:
-    """Rebuild the PyTorch decoder from a bundle's ONNX graphs (fine-tuning, baselines).
-
-    Parameters keep their names in the exported graphs, except the two weights that the
-    exporter stores transposed for a MatMul; those are matched by shape.
-    """
-    import onnx
-
-    from capdesk.bundle import open_bundle
-    from training.model import DecoderConfig
-    from training.shrink import float_initializers
-
-    b = open_bundle(bundle_path)
-    dec = b.manifest["decoder"]
-    renamed = dec.get("weight_names", {})
-    if "members" in dec:  # an ensemble (training/ensemble.py): every member, side by side
-        from training.ensemble import Ensemble
-
-        model = Ensemble([Decoder(DecoderConfig(**m)) for m in dec["members"]])
-    else:
-        cfg_d = {k: v for k, v in dec.items() if k in DecoderConfig.__dataclass_fields__}
-        model = Decoder(DecoderConfig(**cfg_d))
-    want = model.state_dict()
-    got: dict[str, torch.Tensor] = {}
-    for fn in ("decoder_init.onnx", "decoder_step.onnx"):
-        g = onnx.load_from_string(b.read_verified(fn))
-        # A shrunk bundle (training/shrink.py) stores weights as float16 or int8: read back as float32.
-        for init_name, value in float_initializers(g.graph).items():
-            arr = torch.from_numpy(value.copy())
-            if init_name in renamed:  # recorded at export: stored transposed, for a MatMul
-                got[renamed[init_name]] = arr.T.contiguous()
-                continue
-            name = init_name[4:] if init_name.startswith("dec.") else init_name
-            if name in want:
-                got[name] = arr
-            elif init_name.startswith("onnx::MatMul"):
-                for cand in ("feat_att.weight", "full_att.weight"):
-                    if cand in want and cand not in got and tuple(want[cand].shape) == tuple(arr.T.shape):
-                        got[cand] = arr.T.contiguous()
-                        break
-    missing = [k for k in want if k not in got]
-    if missing:
-        raise UsageError(f"{bundle_path}: cannot rebuild decoder weights {missing}")
-    model.load_state_dict(got)
-    model.eval()
-    return model, b.vocab(), b.manifest

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
-from capdesk.bundle import BundleError, resolve, user_models_dir
+from capdesk.model.bundle import BundleError, resolve, user_models_dir
 from training.data import Dataset, read_any
-from training.ensemble import Ensemble
+from training.decoders import Ensemble, decoder_from_bundle
 from training.errors import UsageError
-from training.export import decoder_from_bundle, export_run
+from training.export import export_run
 from training.model import Decoder, DecoderConfig
 from training.train import TrainConfig, default_cache_dir, setup_logging, train
 from training.vocab import Vocab

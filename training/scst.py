@@ -28,13 +28,13 @@ import numpy as np
 import torch
 
 from training.cider import CiderD
-from training.cli import dataclass_options
+from training.decoders import load_checkpoint
 from training.errors import UsageError
+from training.options import dataclass_options
 from training.train import (
     Cancelled,
     TrainConfig,
     _fmt,
-    load_checkpoint,
     prepare,
     resume,
     save_checkpoint,

@@ -152,7 +152,7 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
     A bundle already shrunk is copied unchanged (running the step twice is harmless)."""
     import onnx
 
-    from capdesk.bundle import open_bundle
+    from capdesk.model.bundle import open_bundle
     from training.encoder import features_digest
     from training.export import replace_folder, write_manifest
 
@@ -189,30 +189,6 @@ def shrink_bundle(bundle: Path, out: Path | None = None) -> dict:
 def model_bytes(manifest: dict) -> int:
     """Bytes of the files the app loads (those the manifest lists)."""
     return sum(int(f.get("size", 0)) for f in manifest.get("files", {}).values())
-
-
-def float_initializers(graph) -> dict[str, np.ndarray]:
-    """The float32 weights of a graph by their exported names, whatever the storage: float32 as is,
-    float16 behind a Cast, int8 dynamic quantisation dequantised (``_Transposed`` weights turned back)."""
-    from onnx import TensorProto, numpy_helper
-
-    raw = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    casts = {n.input[0]: n.output[0] for n in graph.node
-             if n.op_type == "Cast" and any(a.name == "to" and a.i == TensorProto.FLOAT for a in n.attribute)}
-    out: dict[str, np.ndarray] = {}
-    for name, arr in raw.items():
-        if name in casts:
-            out[casts[name]] = arr.astype(np.float32)
-        elif name.endswith("_quantized"):
-            base = name[: -len("_quantized")]
-            scale, zero = raw[base + "_scale"], raw[base + "_zero_point"].astype(np.float32)
-            w = (arr.astype(np.float32) - zero) * scale  # per column: scale and zero broadcast on the last axis
-            if base.endswith("_Transposed"):
-                base, w = base[: -len("_Transposed")], w.T
-            out[base] = np.ascontiguousarray(w, dtype=np.float32)
-        elif arr.dtype == np.float32 and not name.endswith("_scale"):
-            out[name] = arr
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,7 +41,7 @@ def run(path: str | None = None, argv: list[str] | None = None) -> int:
         print(f"capdesk: error: {problem}", file=sys.stderr)
         return EXIT_NO_DISPLAY
 
-    from capdesk.settings import Settings
+    from capdesk.session.settings import Settings
 
     from .main_window import MainWindow
 

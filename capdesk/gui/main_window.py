@@ -1,6 +1,6 @@
 """The main window: pictures on the left, the picture and its description in the middle.
 
-A thin shell over ``capdesk.session.Session``: it draws what the session holds, forwards the
+A thin shell over ``capdesk.session.core.Session``: it draws what the session holds, forwards the
 user's actions to it, and hands each message the session wants heard to the ``Announcer``.
 """
 
@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from capdesk import messages
 from capdesk.imageio import IMAGE_SUFFIXES
-from capdesk.session import Message, Picture, PictureStatus, Session
-from capdesk.settings import Settings
+from capdesk.session import messages
+from capdesk.session.core import Message, Picture, PictureStatus, Session
+from capdesk.session.settings import Settings
 
 from .announcer import Announcer
 from .picture_pane import PicturePane

@@ -1,6 +1,6 @@
 """The middle of the window: the picture, the caption's words and where the model looked for each,
 the caption details and the alt text, with the buttons that act on them. It draws one
-``capdesk.session.Picture``; it decides nothing."""
+``capdesk.session.core.Picture``; it decides nothing."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from capdesk import messages
-from capdesk.attention import overlay, strip
-from capdesk.session import Picture
+from capdesk.model.attention import overlay, strip
+from capdesk.session import messages
+from capdesk.session.core import Picture
 
 from .qtutil import pil_to_qpixmap
 from .widgets import StatusLabel, button, named

@@ -8,7 +8,8 @@ from PIL import Image
 from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
 from PySide6.QtGui import QAccessible, QImage, QPixmap
 
-from capdesk.tasks import background_priority, failure_line
+from capdesk.session.tasks import background_priority
+from capdesk.status import failure_line
 
 
 def pil_to_qpixmap(img: Image.Image) -> QPixmap:
@@ -43,7 +44,7 @@ class _Poster(QObject):
 
 
 class QtRunner:
-    """``capdesk.tasks.Runner`` for the window: work on Qt's thread pool, results on the UI thread."""
+    """``capdesk.session.tasks.Runner`` for the window: work on Qt's thread pool, results on the UI thread."""
 
     def __init__(self) -> None:
         self._poster = _Poster()

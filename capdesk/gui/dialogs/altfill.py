@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
-from capdesk.altfill_job import AltFillJob, default_report_path
+from capdesk.session.altfill_job import AltFillJob, default_report_path
 
 from ..widgets import named
 from .common import ReportJobDialog

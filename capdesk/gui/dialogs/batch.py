@@ -6,9 +6,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
-from capdesk import messages
-from capdesk.jobs import BatchJob
-from capdesk.sidecars import SidecarWriter
+from capdesk.session import messages
+from capdesk.session.jobs import BatchJob
+from capdesk.sidecars.writer import SidecarWriter
 
 from ..widgets import named
 from .common import ReportJobDialog

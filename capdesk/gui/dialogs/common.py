@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from capdesk import messages
+from capdesk.session import messages
 
 from ..widgets import StatusLabel, button, named
 

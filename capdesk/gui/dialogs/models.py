@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
 
-from capdesk import messages
-from capdesk.bundle import BundleError, discover
-from capdesk.services import metrics_line
+from capdesk.model.bundle import BundleError, discover
+from capdesk.session import messages
+from capdesk.session.services import metrics_line
 
 from ..widgets import StatusLabel, button, named
 
@@ -96,7 +96,7 @@ class ModelsDialog(QDialog):
         """Check a bundle folder or zip and install it in the user's model folder (the CLI's service)."""
         if not src:
             return None
-        from capdesk.model_install import install
+        from capdesk.model.install import install
 
         try:
             done = install(src)

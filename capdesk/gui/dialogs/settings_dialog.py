@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from capdesk import limits
-from capdesk.settings import Settings
+from capdesk.session.settings import Settings
 
 from ..widgets import named
 
@@ -44,7 +44,7 @@ class SettingsDialog(QDialog):
             form.addRow(lbl, w)
             return w
 
-        from capdesk.providers import available
+        from capdesk.model.providers import available
 
         self.provider = add("Execution &provider:", QComboBox(), "Execution provider")
         self.provider.addItems(["auto", *available()])

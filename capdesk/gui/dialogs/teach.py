@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout
 
-from capdesk import messages
-from capdesk.bundle import discover
-from capdesk.jobs import TeachJob
+from capdesk.model.bundle import discover
+from capdesk.session import messages
+from capdesk.session.jobs import TeachJob
 
 from ..widgets import named
 from .common import FolderJobDialog

@@ -1,0 +1,83 @@
+"""The alt-fill report, as JSON or as an HTML page for review: every image reference with its page,
+line, the alt text written and its confidence, why a person should look, and the reference's exact
+text before and after (with the backups, how to undo any of it)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict
+from pathlib import Path
+
+from capdesk.altfill.fill import AltFillResult, FillStatus, ImageRow
+from capdesk.folders.batch import html_report_bytes, json_report_bytes, report_link
+from capdesk.safe_files import atomic_write
+
+REPORT_SUFFIXES = (".json", ".html", ".htm")
+
+
+def write_report(result: AltFillResult, path: Path) -> None:
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        raw = json_report_bytes({"dry_run": result.dry_run, "counts": result.counts(),
+                                 "interrupted": result.interrupted, "seconds": round(result.seconds, 2),
+                                 "pages": [asdict(p) for p in result.pages],
+                                 "images": [asdict(r) for r in result.images]})
+    elif suffix in (".html", ".htm"):
+        raw = html_report_bytes(_html(result, path.parent))
+    else:
+        raise ValueError(f"{path}: report must end in .json or .html")
+    atomic_write(path, raw)
+
+
+def _item(r: ImageRow, base: Path) -> str:
+    if r.error:
+        note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
+    elif r.needs_review:
+        note = f'<p class="review">Needs review: {html.escape(r.reason or r.note or "check the alt text")}.</p>'
+    elif r.note:
+        note = f'<p class="meta">{html.escape(r.note)}</p>'
+    else:
+        note = ""
+    shown = r.file and r.status in (FillStatus.FILLED, FillStatus.UNDESCRIBED)
+    img = f'<img src="{report_link(r.file, base)}" alt="{html.escape(r.alt_text, quote=True)}" loading="lazy">' \
+        if shown else ""
+    said = html.escape(r.alt_text) if r.alt_text else "(no alt text)"
+    change = ""
+    if r.after:
+        change = (f"<details><summary>Exact change</summary><pre>{html.escape(r.before)}</pre>"
+                  f"<p>became</p><pre>{html.escape(r.after)}</pre></details>")
+    conf = f", confidence {r.confidence:.2f}" if r.confidence is not None else ""
+    page = report_link(r.page, base)
+    return (f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}<figcaption>'
+            f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, line {r.line}</strong>'
+            f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{note}"
+            f"<p class='meta'>{html.escape(str(r.status))}{conf}</p>{change}</figcaption></figure></li>")
+
+
+def _html(result: AltFillResult, base: Path) -> str:
+    problems = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.error or '')}</li>"
+                       for p in result.pages if p.status == "failed")
+    problems = f"<h2>Pages with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""
+    head = "Dry run: nothing was written. " if result.dry_run else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Alt text filled in web pages</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font: 1rem/1.5 system-ui, sans-serif; margin: 1rem 2rem; }}
+ul {{ list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(18rem, 1fr));
+     gap: 1rem; }}
+ul.pages {{ display: block; }}
+li {{ border: 2px solid #888; border-radius: .4rem; padding: .5rem; }}
+li.review {{ border-color: #b36b00; }} li.failed {{ border-color: #b00020; }}
+img {{ max-width: 100%; height: auto; display: block; }} pre {{ white-space: pre-wrap; }}
+.error {{ color: #b00020; }} .review {{ color: #8a4f00; }} .meta {{ color: #555; font-size: .9rem; }}
+</style></head><body>
+<h1>Alt text filled in web pages</h1>
+<p>{head}{html.escape(result.summary())}{' (interrupted before the end)' if result.interrupted else ''}.
+Alt text is machine-generated; check the entries marked for review.</p>
+{problems}
+<ul>
+{chr(10).join(_item(r, base) for r in result.images)}
+</ul></body></html>
+"""

@@ -1,0 +1,5 @@
+import sys
+
+from capdesk.cli.main import main
+
+sys.exit(main())

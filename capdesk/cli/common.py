@@ -1,0 +1,138 @@
+"""What the CLI's commands share: exit statuses, and opening the describer, the sidecar writer and
+the speaker from the parsed options, each problem said as one ``capdesk: ...`` line on stderr.
+
+(Kept apart from ``capdesk.cli.main`` so that ``capdesk.cli.folders`` needs nothing from the module
+that dispatches to it: no import circle. The services are imported when a command needs them,
+so that ``capdesk --help`` and ``capdesk train`` start without loading numpy or Pillow.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from capdesk import limits
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
+
+if TYPE_CHECKING:
+    from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
+    from capdesk.speech import Speaker
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
+
+
+def error(message: str) -> None:
+    print(f"capdesk: error: {message}", file=sys.stderr, flush=True)
+
+
+def _number(value: str, convert: Callable[[str], float], in_range: Callable[[float], bool],
+            expected: str) -> Any:
+    """``convert(value)`` when it is a number ``in_range``; else argparse's error saying what was
+    expected (argparse prefixes "argument --beam: "; a ValueError would read "invalid ... value")."""
+    try:
+        x = convert(value)
+    except ValueError:
+        x = None
+    if x is None or not in_range(x):  # NaN is in no range
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value!r}")
+    return x
+
+
+def beam_type(value: str) -> int:
+    return _number(value, int, lambda n: limits.BEAM_MIN <= n <= limits.BEAM_MAX,
+                   f"a whole number from {limits.BEAM_MIN} to {limits.BEAM_MAX}")
+
+
+def confidence_type(value: str) -> float:
+    return _number(value, float, lambda x: limits.CONFIDENCE_MIN <= x <= limits.CONFIDENCE_MAX,
+                   f"a number from {limits.CONFIDENCE_MIN:g} to {limits.CONFIDENCE_MAX:g}")
+
+
+def positive_int(value: str) -> int:
+    return _number(value, int, lambda n: n >= 1, "a whole number from 1 up")
+
+
+def gpu_share(value: str) -> float:
+    return _number(value, float, lambda x: 0 <= x <= 64, "a number of GPUs from 0 (e.g. 1 or 0.5)")
+
+
+def describe_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what the description says")
+    g.add_argument("--tags", choices=limits.TAGS_MODES, default="auto",
+                   help="object tags in the description: auto = when the scene caption is withheld")
+    g.add_argument("--ocr", choices=limits.OCR_MODES, default="auto",
+                   help="read text in the image (needs the 'ocr' extra): auto = when the picture looks like text")
+    g.add_argument("--show-guess", action="store_true",
+                   help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
+
+
+def model_args(p: argparse.ArgumentParser, threshold: bool = False) -> None:
+    """Which model describes, how (beam), where it runs, and (with ``threshold``) when it is unsure."""
+    p.add_argument("--beam", type=beam_type, default=None, help="beam width (default: the model's)")
+    p.add_argument("--model", default=None, help="installed model name, or a bundle folder or zip")
+    p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
+    if threshold:
+        p.add_argument("--threshold", type=confidence_type, default=None,
+                       help="confidence under which a caption is said as 'Probably ...' and flagged for review "
+                            f"(default {DEFAULT_CONFIDENCE_THRESHOLD})")
+
+
+def describe_options(ns: argparse.Namespace) -> DescribeOptions:
+    from capdesk.describe.describer import DescribeOptions
+
+    threshold = getattr(ns, "threshold", None)
+    return DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess,
+                           low_confidence=DEFAULT_CONFIDENCE_THRESHOLD if threshold is None else threshold)
+
+
+def open_engine(ns: argparse.Namespace) -> Describer | None:
+    """The describer the options ask for (warnings said on stderr), or None once the usage error is said."""
+    from capdesk.session.services import SetupError, open_describer
+
+    try:
+        describer, warnings = open_describer(ns.model, ns.provider, ns.beam, describe_options(ns))
+    except SetupError as exc:
+        error(str(exc))
+        return None
+    for w in warnings:
+        print(f"capdesk: warning: {w}", file=sys.stderr)
+    return describer
+
+
+def sidecar_options(ns: argparse.Namespace, out_root: Path | None = None) -> SidecarOptions | None:
+    """The sidecar options asked for; with ``out_root``, sidecars go to the mirror tree ``ns.out``."""
+    from capdesk.sidecars.writer import SidecarOptions
+
+    out_dir = Path(ns.out) if out_root is not None else None
+    try:
+        return SidecarOptions.parse(ns.sidecar, txt_name=ns.txt_name, xmp_name=ns.xmp_name, lang=ns.lang,
+                                    ext_descr=ns.ext_descr, mirror_dc=ns.mirror_dc, overwrite=ns.overwrite,
+                                    out_dir=out_dir, out_root=out_root)
+    except ValueError as exc:
+        error(str(exc))
+        return None
+
+
+def open_writer(opts: SidecarOptions) -> SidecarWriter | None:
+    from capdesk.sidecars.writer import SidecarWriter
+
+    writer = SidecarWriter(opts)
+    if writer.ledger.error:  # one line, never a traceback: nothing is written without the ledger
+        error(writer.ledger.error)
+        return None
+    return writer
+
+
+def speaker_or_say(prefix: str) -> tuple[Speaker | None, str | None]:
+    """A speaker, or None and why (said once on stderr after ``prefix``: 'error: cannot speak' ...)."""
+    from capdesk.session.services import open_speaker
+
+    speaker, why = open_speaker()
+    if why:
+        print(f"capdesk: {prefix}: {why}", file=sys.stderr)
+    return speaker, why

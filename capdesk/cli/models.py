@@ -1,0 +1,61 @@
+"""``capdesk models``: list, verify and import model bundles."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
+
+
+def cmd_models(ns: argparse.Namespace) -> int:
+    from capdesk.model.bundle import BundleError, discover, resolve
+
+    if ns.models_command == "import":
+        from capdesk.model.install import install
+
+        try:
+            done = install(ns.path)
+        except BundleError as exc:
+            error(str(exc))
+            return EXIT_SOME_FAILED
+        print(done.message())
+        return EXIT_OK
+    if ns.models_command in (None, "list"):
+        bundles, problems = discover()
+        if getattr(ns, "json", False):
+            print(json.dumps({"models": [b.summary() for b in bundles], "problems": problems}, indent=2))
+        else:
+            if not bundles:
+                print("no model bundles installed")
+            from capdesk.session.services import metrics_line
+
+            for b in bundles:
+                perf = metrics_line(b.manifest)
+                print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else ""))
+            for p in problems:
+                print(f"problem: {p}", file=sys.stderr)
+        return EXIT_SOME_FAILED if problems else EXIT_OK
+    # verify
+    if ns.name:
+        try:
+            targets = [resolve(ns.name)]
+        except BundleError as exc:
+            error(str(exc))
+            return EXIT_USAGE
+        problems: list[str] = []
+    else:
+        targets, problems = discover()
+    bad = bool(problems)
+    for p in problems:
+        print(f"FAILED\t{p}")
+    for b in targets:
+        errs = b.verify()
+        if errs:
+            bad = True
+            for e in errs:
+                print(f"FAILED\t{b.name}\t{e}")
+        else:
+            print(f"OK\t{b.name}\t{b.path}\t{len(b.manifest['files'])} files verified")
+    return EXIT_SOME_FAILED if bad else EXIT_OK

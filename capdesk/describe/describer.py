@@ -1,0 +1,254 @@
+"""What CapDesk says about a picture: caption, confidence, domain gate, tags and text, composed
+into one description. This is the one path from a file (or clipboard pixels) to a description,
+and ``Described`` the one result type: the CLI, batch, watch, speech, sidecars and the GUI all
+use them.
+
+A caption is only said as fact when the image lies inside the domain of the model that wrote
+it and the model was confident. Out of every domain the caption is withheld (available on
+request, marked as a guess) and CapDesk says what the ImageNet tags and the text show, or that
+the picture is blank, or nothing (the rule is in ``capdesk.describe.alttext``). Why a picture needs a
+person's review is kept beside the alt text (``review``, ``reason``), never in it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from capdesk.describe import ocr, tags
+from capdesk.describe.alttext import AltText, Wording, word
+from capdesk.describe.extdescr import extended_description
+from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
+from capdesk.imageio import load_image, original_size
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
+from capdesk.model.bundle import Bundle, BundleError, discover
+from capdesk.model.domain import Route, route
+from capdesk.model.engine import Caption, Engine, load_in_batches
+from capdesk.status import SaidAs, TextStatus
+
+LOW_CONFIDENCE = DEFAULT_CONFIDENCE_THRESHOLD  # the name training/studies/people_rate.py knows
+# A caption that names people is said as fact only from this confidence up: under it, captions
+# name people that none of the human captions mention far more often (training/studies/people_rate.py,
+# tuned on the everyday val split).
+PEOPLE_CONFIDENCE = 0.0
+# Fewer letters or digits than this is not said as text: OCR reads a lone "®" or "2" off
+# textures, cells and handwriting (scikit-image's cell.png and text.png) far more often than a
+# picture holds a single character.
+MIN_TEXT_CHARS = 2
+OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no text was read"
+
+
+@dataclass
+class DescribeOptions:
+    tags: str = "auto"  # "auto": in the description when the caption is withheld; "always"; "never"
+    ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
+    show_guess: bool = False  # say the withheld caption, marked as a guess
+    low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
+    people_confidence: float = PEOPLE_CONFIDENCE
+
+
+@dataclass
+class Described:
+    path: str
+    caption: Caption | None = None
+    model: str = ""
+    in_domain: bool | None = None
+    domain_score: float | None = None
+    tags: list[tuple[str, float]] = field(default_factory=list)
+    text: str | None = None
+    description: str = ""
+    error: str | None = None
+    image_size: tuple[int, int] | None = None  # the picture's real upright size in pixels
+    said_as: SaidAs | None = None  # the caption said as: fact | probably | withheld | none (no caption)
+    review: bool = False  # a person should check or write the alt text
+    reason: str | None = None  # why, in one line (for the JSON, the report and the GUI; never the alt text)
+    text_status: TextStatus = TextStatus.SKIPPED
+    facts: PictureFacts | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def confidence(self) -> float | None:
+        return None if self.caption is None else self.caption.confidence
+
+    @property
+    def certain(self) -> bool:
+        """The caption is said as fact, by the rule and the options (threshold included) that described it."""
+        return self.said_as == SaidAs.FACT
+
+    @property
+    def extended(self) -> str:
+        """The longer description for IPTC ExtDescrAccessibility (see ``capdesk.describe.extdescr``)."""
+        if not self.ok:
+            return ""
+        return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
+                                    self.text, self.facts)
+
+    def alt_text(self) -> AltText:
+        """What CapDesk writes to the picture's sidecars for this description."""
+        # The confidence belongs to the caption: when the caption is not in the alt text, neither is it.
+        said = self.said_as in (None, SaidAs.FACT, SaidAs.PROBABLY)
+        return AltText(self.description, "machine", self.model, self.confidence if said else None, self.extended)
+
+    def to_json(self) -> dict:
+        c = self.caption
+        return {"path": self.path, "caption": c.text if c else None,
+                "confidence": round(c.confidence, 4) if c else None,
+                "in_domain": self.in_domain, "domain_score": self.domain_score,
+                "tags": [{"label": n, "probability": p} for n, p in self.tags],
+                "text": self.text, "description": self.description if self.ok else None,
+                "words": c.words if c else None, "model": self.model, "error": self.error,
+                "said_as": self.said_as, "review": self.review if self.ok else None,
+                "reason": self.reason if self.ok else None, "text_status": self.text_status}
+
+
+def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
+            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
+            domain: str = "", fact: str = "") -> str:
+    """The alt text alone (see ``wording`` for how it came about)."""
+    return wording(caption, confidence, in_domain, tag_list, text, opts, domain, fact).text
+
+
+def wording(caption: str | None, confidence: float | None, in_domain: bool | None,
+            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
+            domain: str = "", fact: str = "", animals: frozenset[str] = frozenset()) -> Wording:
+    """One short description about the picture only, saying uncertain parts as such."""
+    return word(caption, confidence, in_domain, tags.plain(tag_list), [n for n, _ in tag_list], text,
+                tags_mode=opts.tags, show_guess=opts.show_guess, low_confidence=opts.low_confidence,
+                people_confidence=opts.people_confidence, domain=domain, plain_fact=fact,
+                animal_tags=[n for n, _ in tag_list if n in animals])
+
+
+def animal_names(labels: list[str] | None) -> frozenset[str]:
+    """Tag names that name animals: ImageNet-1k's first 398 classes are animals, and so is every
+    group of fine-grained classes that ``tags.grouped`` merges."""
+    if not labels or len(labels) != 1000:
+        return frozenset()
+    return frozenset(labels[:398]) | {name for *_, name in tags.GROUPS}
+
+
+def text_worth_saying(text: str | None) -> str | None:
+    """The text read, or None when it has fewer than ``MIN_TEXT_CHARS`` letters or digits."""
+    return text if text and sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS else None
+
+
+class Describer:
+    """Engines for the installed models, sharing one encoder pass, with routing and the gate.
+
+    ``beam``: the width the user chose; None (not chosen) lets each model use its tuned width.
+    ``others``: the bundles that may be routed to besides ``model`` (default: every installed one);
+    ``fixed``: whether ``model`` was the user's choice (default: whether one was named). A Ray
+    worker passes both, so that it describes exactly as the machine that started the batch."""
+
+    def __init__(self, model: str | Bundle | None = None, provider: str | None = None, beam: int | None = None,
+                 options: DescribeOptions | None = None, threads: int = 0,
+                 others: list[Bundle] | None = None, fixed: bool | None = None) -> None:
+        self.options = options or DescribeOptions()
+        self.fixed = model is not None if fixed is None else fixed
+        primary = Engine(model, provider=provider, beam=beam, threads=threads)
+        self.primary = primary
+        self.engines: dict[str, Engine] = {primary.name: primary}
+        self.problems: list[str] = []
+        bundles, self.problems = (others, []) if others is not None else discover()
+        for b in bundles:
+            # Only models that see the same encoder features can be compared (or routed to).
+            if b.name in self.engines or b.features_key != primary.bundle.features_key:
+                continue
+            if "domain_gate" not in b.manifest:
+                continue
+            try:
+                e = Engine(b, provider=provider, beam=beam, threads=threads)
+            except BundleError as exc:
+                self.problems.append(str(exc))
+                continue
+            self.engines[e.name] = e
+        # One encoder pass, the primary's, serves every model, so a model is described with only when
+        # that pass gives what its decoder takes (a decoder that tunes the encoder's top takes the
+        # trunk, which older encoders lack). The others still judge with their gates whose picture it is.
+        self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary.encoder_outputs}
+
+    @property
+    def name(self) -> str:
+        return self.primary.name
+
+    @property
+    def provider(self) -> str:
+        return self.primary.provider
+
+    def route(self, feats: np.ndarray) -> list[Route]:
+        """The model for each image's encoder features, and whether the image is in its domain."""
+        pooled = feats.mean(1)
+        ratios = {n: e.domain.ratio(pooled) for n, e in self.engines.items() if e.domain is not None}
+        return route(ratios, len(feats), self.primary.name, self.fixed, self.decodable)
+
+    def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
+                        beam: int | None = None) -> list[Described]:
+        paths = paths or [f"image {i + 1}" for i in range(len(images))]
+        batch = np.stack([self.primary.preprocess.to_array(im) for im in images])
+        with self.primary._lock:
+            named = self.primary.encode_named(batch)
+        # Every model routed to shares the primary's encoder (one encoder run serves them all).
+        feats, logits = named["features"], named.get("class_logits")
+        routes = self.route(feats)
+        results: list[Described | None] = [None] * len(images)
+        for name in {r.model for r in routes}:
+            idx = [i for i, r in enumerate(routes) if r.model == name]
+            eng = self.engines[name]
+            with eng._lock:
+                caps = eng.decode(eng.decoder_input(named)[idx], beam, None if logits is None else logits[idx])
+            for i, cap in zip(idx, caps):
+                results[i] = self._finish(paths[i], images[i], cap, eng, routes[i])
+        return results  # type: ignore[return-value]
+
+    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route) -> Described:
+        in_dom = where.in_domain
+        t = eng.bundle.manifest.get("tags", {})
+        tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
+                                 t.get("max_tags", MAX_TAGS))
+        o = self.options
+        text, status = None, TextStatus.SKIPPED
+        if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
+            if ocr.available():
+                text = text_worth_saying(ocr.read_text(img))
+                status = TextStatus.READ if text else TextStatus.NONE
+            else:
+                status = TextStatus.UNAVAILABLE
+        size = original_size(img)
+        d = Described(path, cap, eng.name, in_dom, where.ratio, tag_list, text, image_size=size, text_status=status,
+                      facts=picture_facts(img, size))
+        domain = eng.bundle.manifest.get("domain", "")
+        animals = animal_names(eng.labels)
+        w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals)
+        if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
+            # Counting pixels costs a little; only a picture with nothing else to say needs it.
+            w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals)
+        d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
+        if status is TextStatus.UNAVAILABLE and d.review:
+            d.reason = f"{d.reason}; {OCR_MISSING}"
+        return d
+
+    def describe_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
+                       batch_size: int = 8) -> Iterator[Described]:
+        """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
+        size = (self.primary.preprocess.size * 2,) * 2
+        for chunk in load_in_batches(paths, lambda p: load_image(p, draft_size=size), batch_size):
+            yield from self._run(chunk, beam)
+
+    def _run(self, chunk, beam) -> list[Described]:
+        good = [(i, img) for i, (_, img, err) in enumerate(chunk) if err is None]
+        done: dict[int, Described] = {}
+        if good:
+            try:
+                for (i, _), d in zip(good, self.describe_images([im for _, im in good],
+                                                                [chunk[i][0] for i, _ in good], beam)):
+                    done[i] = d
+            except Exception as exc:
+                why = f"model failed ({str(exc).splitlines()[0]})"
+                return [Described(p, model=self.name, error=err or why) for p, _, err in chunk]
+        return [done.get(i) or Described(p, model=self.name, error=err) for i, (p, _, err) in enumerate(chunk)]

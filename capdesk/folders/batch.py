@@ -1,0 +1,310 @@
+"""Alt text for whole folders: caption in batches, write sidecars, report, resume.
+
+One runner serves the CLI (``capdesk batch``) and the GUI's export dialog: progress and
+cancellation come in through callbacks, nothing here prints or knows about Qt.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from capdesk.describe.describer import Described, Describer
+from capdesk.model.engine import expand_paths
+from capdesk.sidecars.writer import SidecarWriter, atomic_write, read_alt_text
+from capdesk.status import RowStatus, WriteStatus
+
+
+@dataclass
+class Row:
+    """One picture's line in a batch report: its description (a ``Described``) and what was written."""
+
+    path: str
+    status: RowStatus  # captioned | skipped (sidecar current) | kept (a person's sidecar) | failed
+    alt_text: str = ""
+    confidence: float | None = None
+    needs_review: bool = False
+    model: str = ""
+    sidecars: list[str] = field(default_factory=list)
+    error: str | None = None
+    in_domain: bool | None = None
+    reason: str | None = None  # why the alt text needs review (never part of the alt text)
+    note: str | None = None  # what was done differently from what was asked (e.g. photo.jpg.txt naming)
+
+
+@dataclass
+class BatchResult:
+    rows: list[Row]
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[Row]:
+        return [r for r in self.rows if r.status == RowStatus.FAILED]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[str(r.status)] = out.get(str(r.status), 0) + 1
+        return out
+
+    def summary(self) -> str:
+        """'2 captioned, 1 failed' (or 'no images'), as the CLI and the report say it."""
+        return counts_summary(self.counts())
+
+
+def counts_summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no images"
+
+
+ProgressFn = Callable[[int, int, Row], None]
+# Describes the pictures it is given, yielding one ``Described`` per path in the same order; a
+# generator is closed when the batch is cancelled, so it can stop its work (and its Ray job).
+DescribeStream = Callable[[list[str]], Iterator[Described]]
+
+
+def local_stream(describer: Describer, beam: int | None = None, batch_size: int = 8) -> DescribeStream:
+    """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs."""
+    def stream(paths: list[str]) -> Iterator[Described]:
+        return describer.describe_paths(paths, beam=beam, batch_size=batch_size)
+    return stream
+
+
+def run_batch(
+    paths: Iterable[str | os.PathLike[str]],
+    describer: Describer,
+    writer: SidecarWriter,
+    recursive: bool = False,
+    beam: int | None = None,
+    threshold: float | None = None,
+    progress: ProgressFn | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    batch_size: int = 8,
+    describe: DescribeStream | None = None,
+    writers: int = 1,
+) -> BatchResult:
+    """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
+
+    A new description is flagged for review by the describer's own rule (its options'
+    ``low_confidence``); ``threshold`` (default: that same value) flags the skipped pictures whose
+    sidecars CapDesk wrote earlier, from the confidence the ledger kept.
+
+    ``describe`` says where the pictures are described (default: here, ``local_stream``; ``capdesk
+    batch --ray``: on a Ray cluster). Listing, the skip check, writing and the report are always
+    done here, through this one ledger, so every way of describing keeps the same rules. ``writers``
+    threads write the sidecars while the next pictures are described (rows still come out in
+    order): writing is mostly waiting for the disk, and on a network file system that wait is what
+    limits a big batch."""
+    if threshold is None:
+        threshold = describer.options.low_confidence
+    t0 = time.monotonic()
+    listed = list(expand_paths(paths, recursive))
+    total = len(listed)
+    rows: list[Row] = []
+    todo: list[str] = []
+    done = 0
+
+    def emit(row: Row) -> None:
+        nonlocal done
+        rows.append(row)
+        done += 1
+        if progress:
+            progress(done, total, row)
+
+    for p, err in listed:
+        if err:
+            emit(Row(p, RowStatus.FAILED, error=err))
+        elif writer.is_current(Path(p)):
+            emit(_skipped(p, writer, threshold))
+        else:
+            todo.append(p)
+    interrupted = cancelled()
+    if todo and not interrupted:
+        stream = (describe or local_stream(describer, beam, batch_size))(todo)
+        try:
+            interrupted = _write_all(stream, writer, emit, cancelled, writers)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+    return BatchResult(rows, interrupted, time.monotonic() - t0)
+
+
+def _write_all(stream: Iterable[Described], writer: SidecarWriter, emit: Callable[[Row], None],
+               cancelled: Callable[[], bool], writers: int) -> bool:
+    """Write each description's sidecars, emitting rows in order; True when cancelled. Cancellation
+    is checked between images, so an image's sidecars are written whole or not at all (writes
+    already begun are finished and reported)."""
+    if writers <= 1:
+        for res in stream:
+            if cancelled():
+                return True
+            emit(write_described(res, writer))
+        return False
+    interrupted = False
+    with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="capdesk-write") as pool:
+        pending: deque[Future[Row]] = deque()
+        for res in stream:
+            if cancelled():
+                interrupted = True
+                break
+            pending.append(pool.submit(write_described, res, writer))
+            # Bounded: a fast describer never piles up more than a few writes' worth of pictures.
+            while pending and (len(pending) >= 2 * writers or pending[0].done()):
+                emit(pending.popleft().result())
+        while pending:
+            emit(pending.popleft().result())
+    return interrupted
+
+
+def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
+    """A picture whose sidecars are current: its row carries the alt text they hold."""
+    image = Path(path)
+    sidecars = [p for p in writer.paths(image).values() if p.exists()]
+    alt, rec = "", None
+    for p in sidecars:
+        try:
+            text = p.read_text(encoding="utf-8").strip() if p.suffix == ".txt" else (read_alt_text(p) or "")
+        except (OSError, UnicodeDecodeError):
+            continue
+        alt, rec = " ".join(text.split()), writer.ledger.get(p)
+        break
+    row = Row(path, RowStatus.SKIPPED, alt, sidecars=[str(p) for p in sidecars])
+    if rec is None or rec.get("source") != "machine" or rec.get("alt_text") != alt:
+        return row  # a person's alt text (or one edited since): nothing to flag
+    row.model, conf = rec.get("model") or "", rec.get("confidence")
+    row.confidence = None if conf is None else round(float(conf), 4)
+    if not alt:
+        row.needs_review, row.reason = True, "the alt text is empty: a person should write it"
+    elif conf is None:  # only a withheld caption is written without its confidence
+        row.needs_review, row.reason = True, "no scene caption was said: a person should check the alt text"
+    elif conf < threshold:
+        row.needs_review, row.reason = True, f"the model was unsure (confidence {conf:.2f})"
+    return row
+
+
+def write_described(res: Described, writer: SidecarWriter) -> Row:
+    """Write one description's sidecars: the step shared by batch, ``capdesk watch`` and the GUI's
+    watched folders. Whether it needs review, and why, is the describer's decision."""
+    if not res.ok:
+        return Row(res.path, RowStatus.FAILED, model=res.model, error=res.error)
+    conf = res.confidence
+    outcomes = writer.write(Path(res.path), res.alt_text())
+    reason = res.reason if res.review else None
+    if res.review and reason is None:
+        reason = "the model gave no caption"
+    done = (WriteStatus.WRITTEN, WriteStatus.UNCHANGED)
+    row = Row(res.path, RowStatus.CAPTIONED, res.description, round(conf, 4) if conf is not None else None,
+              res.review, res.model, [str(o.path) for o in outcomes if o.action in done],
+              in_domain=res.in_domain, reason=reason)
+    row.note = "; ".join(o.note for o in outcomes if o.note) or None
+    failed = [o for o in outcomes if o.action == WriteStatus.FAILED]
+    kept = [o for o in outcomes if o.action == WriteStatus.KEPT]
+    if failed:
+        row.status, row.error = RowStatus.FAILED, "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
+    elif kept and not row.sidecars:
+        row.status, row.error = RowStatus.KEPT, "; ".join(f"{o.path.name}: {o.reason}" for o in kept)
+    return row
+
+
+# -- reports -----------------------------------------------------------------------------------
+REPORT_FIELDS = ("path", "status", "alt_text", "confidence", "needs_review", "model", "sidecars", "error",
+                 "in_domain", "reason", "note")
+
+
+def _json_safe(text: str) -> str:
+    """JSON text with file-name bytes that are not UTF-8 (lone surrogates) as \\udcXX escapes:
+    valid UTF-8 JSON, and json.loads gives back the exact name os.fsencode turns into the bytes."""
+    return re.sub("[\udc80-\udcff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def json_report_bytes(obj: dict) -> bytes:
+    """A report as indented JSON, names that are not UTF-8 kept as escapes (see ``_json_safe``)."""
+    return _json_safe(json.dumps(obj, indent=2, ensure_ascii=False)).encode("utf-8")
+
+
+def html_report_bytes(page: str) -> bytes:
+    """Links keep a name's real bytes (percent-encoded); the text shows what cannot be decoded as U+FFFD."""
+    return page.encode("utf-8", "surrogateescape").decode("utf-8", "replace").encode()
+
+
+def report_link(p: str, base: Path) -> str:
+    """A picture's address in a report kept in ``base``: relative where it can be, its bytes quoted."""
+    try:
+        rel = os.path.relpath(p, base)
+    except ValueError:
+        rel = p
+    return html.escape(quote(os.fsencode(Path(rel).as_posix())), quote=True)
+
+
+def write_report(result: BatchResult, path: Path) -> None:
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=REPORT_FIELDS)
+        w.writeheader()
+        for r in result.rows:
+            d = asdict(r)
+            d["sidecars"] = " ".join(d["sidecars"])
+            w.writerow(d)
+        # A file name that is not UTF-8 is written as its own bytes, as ls would show it.
+        raw = buf.getvalue().encode("utf-8", "surrogateescape")
+    elif suffix == ".json":
+        raw = json_report_bytes({"counts": result.counts(), "interrupted": result.interrupted,
+                                 "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]})
+    elif suffix in (".html", ".htm"):
+        raw = html_report_bytes(_html(result, path.parent))
+    else:
+        raise ValueError(f"{path}: report must end in .csv, .json or .html")
+    atomic_write(path, raw)
+
+
+def _html(result: BatchResult, base: Path) -> str:
+    counts = counts_summary(result.counts())
+    items = []
+    for r in result.rows:
+        note = ""
+        if r.error:
+            note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
+        elif r.needs_review:
+            note = f'<p class="review">Needs review: {html.escape(r.reason or "check the alt text")}.</p>'
+        alt = html.escape(r.alt_text or "", quote=True)
+        link = report_link(r.path, base)
+        img = f'<img src="{link}" alt="{alt}" loading="lazy">' if r.status != RowStatus.FAILED else ""
+        items.append(
+            f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}'
+            f"<figcaption><strong>{html.escape(Path(r.path).name)}</strong>"
+            f"<p>{html.escape(r.alt_text) if r.alt_text else '(no alt text)'}</p>{note}"
+            f"<p class='meta'>{html.escape(r.status)}"
+            f"{f', confidence {r.confidence:.2f}' if r.confidence is not None else ''}</p></figcaption></figure></li>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Alt text review</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font: 1rem/1.5 system-ui, sans-serif; margin: 1rem 2rem; }}
+ul {{ list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(18rem, 1fr));
+     gap: 1rem; }}
+li {{ border: 2px solid #888; border-radius: .4rem; padding: .5rem; }}
+li.review {{ border-color: #b36b00; }} li.failed {{ border-color: #b00020; }}
+img {{ max-width: 100%; height: auto; display: block; }}
+.error {{ color: #b00020; }} .review {{ color: #8a4f00; }} .meta {{ color: #555; font-size: .9rem; }}
+</style></head><body>
+<h1>Alt text review</h1>
+<p>{html.escape(counts)}{' (interrupted before the end)' if result.interrupted else ''}.
+Alt text is machine-generated unless marked otherwise; check the entries marked for review.</p>
+<ul>
+{chr(10).join(items)}
+</ul></body></html>
+"""

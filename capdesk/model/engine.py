@@ -1,0 +1,273 @@
+"""The captioning engine: a model bundle run through ONNX Runtime, decoded by beam search.
+
+Nothing here imports torch. One ``Engine`` holds the three sessions of a bundle and turns
+pixels (or precomputed encoder features, for evaluation) into a ``Caption``. Whether a
+picture lies in the model's domain, and what is said about it, is decided by
+``capdesk.describe.describer.Describer``: the one path from a file to a description for the CLI, batch,
+watch, clipboard and GUI.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from capdesk.imageio import ImageError, Preprocess, load_image
+from capdesk.limits import DEFAULT_BEAM
+from capdesk.model import providers as prov
+from capdesk.model.beam import Hypothesis, beam_finalists
+from capdesk.model.bundle import Bundle, BundleError, resolve
+
+
+@dataclass
+class Caption:
+    text: str
+    words: list[str]
+    logprob: float  # sum over the words and the end token
+    confidence: float  # geometric-mean word probability, 0..1
+    attention: np.ndarray  # [len(words), L]
+    grid: tuple[int, int]  # attention grid rows, cols
+    finished: bool = True
+    class_logits: np.ndarray | None = field(default=None, repr=False)
+
+    def attention_map(self, word_index: int) -> np.ndarray:
+        """The attention of one word as a [rows, cols] grid that sums to 1."""
+        return self.attention[word_index].reshape(self.grid)
+
+
+def tuned_beam(manifest: dict) -> int:
+    """The beam width the model was tuned with (manifest ``decoding.beam``), else the default."""
+    return int(manifest.get("decoding", {}).get("beam", DEFAULT_BEAM))
+
+
+def session_options(threads: int = 0) -> Any:
+    """ONNX Runtime options for one of a bundle's graphs. ``threads`` 0: all cores.
+
+    Idle worker threads do not spin: on a shared or busy machine spinning threads fight the other
+    work for the cores (measured: the encoder at 2 spinning threads took 9 ms instead of 5 beside a
+    busy process). The decoder graphs get one thread: a step is a few small matrix products over
+    a handful of rows, which a second thread only slows by its hand-over.
+    """
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if threads:
+        opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.log_severity_level = 3
+    return opts
+
+
+class Engine:
+    def __init__(self, bundle: Bundle | str | None = None, provider: str | None = None,
+                 beam: int | None = None, threads: int = 0) -> None:
+        """``beam``: the width the user chose; None (not chosen) uses the model's tuned width."""
+        import onnxruntime as ort
+
+        self.bundle = bundle if isinstance(bundle, Bundle) else resolve(bundle)
+        m = self.bundle.manifest
+        self.preprocess = Preprocess.from_manifest(m["encoder"])
+        self.vocab = self.bundle.vocab()
+        sp = m["vocab"]["specials"]
+        self.start, self.end, self.pad, self.unk = sp["<start>"], sp["<end>"], sp["<pad>"], sp["<unk>"]
+        dec = m.get("decoding", {})
+        self.max_len = int(m.get("max_caption_length", 24))
+        self.length_alpha = float(dec.get("length_alpha", 1.0))
+        self.block_ngram = int(dec.get("block_ngram", 0))
+        self.beam = tuned_beam(m) if beam is None else int(beam)
+        g = int(m["encoder"]["grid"])
+        side = math.isqrt(g)
+        self.grid = (side, g // side) if side * side == g else (1, g)
+        self.requested_providers = prov.choose(provider)
+        enc_opts, dec_opts = session_options(threads), session_options(1)
+
+        def session(fn: str, opts):
+            try:
+                return ort.InferenceSession(self.bundle.read_verified(fn), sess_options=opts,
+                                            providers=self.requested_providers)
+            except BundleError:
+                raise
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({str(exc).splitlines()[0]})") from None
+
+        self.encoder = session("encoder.onnx", enc_opts)
+        self.dec_init = session("decoder_init.onnx", dec_opts)
+        self.dec_step = session("decoder_step.onnx", dec_opts)
+        self.encoder_outputs = [o.name for o in self.encoder.get_outputs()]
+        # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
+        # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)
+        self.decoder_input_name = self.dec_init.get_inputs()[0].name
+        if self.decoder_input_name not in self.encoder_outputs:
+            raise BundleError(f"{self.bundle.path}: decoder_init.onnx takes the encoder's "
+                              f"{self.decoder_input_name!r}, which encoder.onnx does not give")
+        self.labels: list[str] | None = self.bundle.labels()
+        self.domain = self.bundle.domain_model()
+        self._lock = threading.Lock()
+        # Decode one picture per call when the decoder's activations are quantised per call (shrunk bundles).
+        self.per_picture = "int8" in str(m.get("weights", {}).get("kind", ""))
+
+    @property
+    def provider(self) -> str:
+        """The provider that actually runs the encoder (ONNX Runtime may have fallen back)."""
+        return self.encoder.get_providers()[0]
+
+    @property
+    def name(self) -> str:
+        return self.bundle.name
+
+    # -- the three stages ---------------------------------------------------------
+    def encode(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The encoder's features (what routing and the domain gate read) and class logits."""
+        named = self.encode_named(batch)
+        return named["features"], named.get("class_logits")
+
+    def encode_named(self, batch: np.ndarray) -> dict[str, np.ndarray]:
+        """Every output of the encoder, by name."""
+        outs = self.encoder.run(None, {"image": batch.astype(np.float32, copy=False)})
+        return dict(zip(self.encoder_outputs, outs))
+
+    def decoder_input(self, named: dict[str, np.ndarray]) -> np.ndarray:
+        """What ``decode`` takes, out of ``encode_named``'s outputs."""
+        return named[self.decoder_input_name]
+
+    def caption_input(self, batch: np.ndarray) -> np.ndarray:
+        """What ``decode`` takes, for a batch of preprocessed images."""
+        return self.decoder_input(self.encode_named(batch))
+
+    def begin(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``decoder_init`` on what ``decode`` takes: h0, c0, the projected memory, and the memory that
+        the step graph attends to (its "features")."""
+        feats = np.ascontiguousarray(feats, dtype=np.float32)
+        h0, c0, proj, *rest = self.dec_init.run(None, {self.decoder_input_name: feats})
+        # A decoder with a refiner or a tuned encoder top attends to its own "memory" of the grid,
+        # not to the encoder's features.
+        return h0, c0, proj, np.ascontiguousarray(rest[0]) if rest else feats
+
+    def finalists(self, feats: np.ndarray, beam: int | None = None) -> list[list[Hypothesis]]:
+        """Every caption the beam finishes for each picture of ``feats`` (what ``decode`` takes), best first."""
+        if self.per_picture and len(feats) > 1:
+            # int8 dynamic quantisation scales each call's activations by their range over the whole
+            # call, so pictures decoded together would sway each other's words: a folder's alt text
+            # must be what the picture gets on its own. Batched decoding was no faster on the CPU.
+            return [pool for i in range(len(feats)) for pool in self.finalists(feats[i:i + 1], beam)]
+        h0, c0, proj, memory = self.begin(feats)
+
+        # The search maps beams to images with one ``rows`` array for its whole run: the features
+        # of each beam are gathered once, not copied again at every word.
+        gathered: dict[str, Any] = {}
+
+        def step(words, h, c, rows):
+            if gathered.get("rows") is not rows:
+                gathered.update(rows=rows, features=np.ascontiguousarray(memory[rows]),
+                                projected=np.ascontiguousarray(proj[rows]))
+            return self.dec_step.run(None, {"word": words, "h": h, "c": c,
+                                            "features": gathered["features"], "projected": gathered["projected"]})
+
+        return beam_finalists((h0, c0), step, len(feats), beam or self.beam, self.max_len,
+                              self.start, self.end, self.length_alpha, self.block_ngram,
+                              banned=(self.pad, self.start, self.unk))
+
+    def decode(self, feats: np.ndarray, beam: int | None = None,
+               class_logits: np.ndarray | None = None) -> list[Caption]:
+        """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
+        hyps = [pool[0] for pool in self.finalists(feats, beam)]
+        out = []
+        for i, hy in enumerate(hyps):
+            words = [self.vocab[w] for w in hy.ids]
+            lp = float(sum(hy.logprobs))
+            conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
+            att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
+            out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
+                               hy.finished, None if class_logits is None else class_logits[i]))
+        return out
+
+    def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:
+        with self._lock:
+            named = self.encode_named(batch)
+            return self.decode(self.decoder_input(named), beam, named.get("class_logits"))
+
+    def caption_image(self, img: Image.Image, beam: int | None = None) -> Caption:
+        return self.caption_arrays(self.preprocess.to_array(img)[None], beam)[0]
+
+    def caption_file(self, path: str | os.PathLike[str], beam: int | None = None) -> Caption:
+        return self.caption_image(load_image(path), beam)
+
+
+def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Any, batch_size: int
+                    ) -> Iterator[list[tuple[str, Any, str | None]]]:
+    """Chunks of (path, load(path), None) or (path, None, reason), decoded ahead in two threads
+    while the caller runs the model; a file that cannot be read never stops the others.
+
+    At most two chunks are decoded ahead of the caller: a 1,000-photo batch holds as many decoded
+    pictures in memory as an 8-photo one, however slow the model is beside the decoding."""
+    paths = [str(p) for p in paths]
+
+    def safe(p: str):
+        try:
+            return load(p), None
+        except ImageError as exc:
+            return None, exc.reason
+        except Exception as exc:  # a decoder bug in Pillow must not end the batch
+            return None, f"cannot read image ({type(exc).__name__}: {exc})"
+
+    ahead = 2 * max(1, batch_size)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque = deque()
+        upcoming = iter(paths)
+        for p in islice(upcoming, ahead):
+            pending.append((p, pool.submit(safe, p)))
+        chunk: list[tuple[str, Any, str | None]] = []
+        while pending:
+            p, fut = pending.popleft()
+            item, err = fut.result()
+            nxt = next(upcoming, None)
+            if nxt is not None:
+                pending.append((nxt, pool.submit(safe, nxt)))
+            chunk.append((p, item, err))
+            if len(chunk) >= batch_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+def _sentence(words: list[str]) -> str:
+    if not words:
+        return ""
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = False) -> Iterator[tuple[str, str | None]]:
+    """Each file named, and the images inside each folder named; (path, error or None)."""
+    from capdesk.imageio import is_image_path
+
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found: list[str] = []
+            errors: list[OSError] = []
+            # os.walk with followlinks=False: a symlink loop can never trap the walk.
+            for root, dirs, files in os.walk(p, onerror=errors.append):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
+                found.extend(os.path.join(root, f) for f in files
+                             if not f.startswith(".") and is_image_path(f))
+            for err in errors:
+                yield str(err.filename), f"cannot list folder ({err.strerror or err})"
+            yield from ((f, None) for f in sorted(found))
+        else:
+            yield str(p), None

@@ -1,0 +1,440 @@
+"""The session under the window: the open pictures, their descriptions and statuses, the describer,
+the folder watcher and the speaker, and every decision about what to say. No Qt here (in the way
+napari keeps its viewer model apart from the Qt viewer): the window draws what the session holds
+and forwards the user's actions to it; the session tells its listeners what changed through
+plain callbacks (``Notifier``), and runs slow work through a ``capdesk.session.tasks.Runner``.
+
+What reaches the user's ears is decided here too. Each ``Message`` says whether it goes to a
+running screen reader; a picture's description goes to the screen reader or to CapDesk's own
+voice as the speech setting says, and a description heard again on revisiting a picture is
+marked as such, so that the window can leave it to the screen reader's reading of the list.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PIL import Image
+
+from capdesk.describe.describer import Described, DescribeOptions, Describer
+from capdesk.imageio import ImageError, is_image_path, load_image
+from capdesk.model.engine import expand_paths
+from capdesk.session import messages
+from capdesk.session.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
+from capdesk.session.settings import Settings
+from capdesk.session.tasks import Runner
+from capdesk.sidecars.writer import AltText, SidecarWriter
+from capdesk.speech import Priority, Speaker, SpeechError, Voice
+
+PREVIEW_SIZE = (1600, 1600)
+
+__all__ = ["Kind", "Message", "Notifier", "Picture", "PictureStatus", "Session"]
+
+
+def _needs_review(d: Described) -> bool:
+    return bool(d.review)
+
+
+class Session:
+    def __init__(self, settings: Settings, runner: Runner,
+                 screen_reader: Callable[[], bool] = lambda: False) -> None:
+        self.settings = settings
+        self.runner = runner
+        self.screen_reader = screen_reader
+        self.pictures: dict[str, Picture] = {}
+        self.current: Picture | None = None
+        self.watcher = None
+        self.speaker: Speaker | None = None
+        self._describer: Describer | None = None
+        self._describer_lock = threading.Lock()
+        self._busy = 0
+        self._clip_count = 0
+        self.pictures_reset = Notifier()  # ()
+        self.picture_added = Notifier()  # (Picture)
+        self.picture_changed = Notifier()  # (Picture)
+        self.current_changed = Notifier()  # (Picture | None)
+        self.message = Notifier()  # (Message)
+        self.busy_changed = Notifier()  # (bool)
+        self.writer = self._make_writer()
+
+    # -- services ---------------------------------------------------------------------------
+    def _make_writer(self) -> SidecarWriter:
+        return SidecarWriter(self.settings.sidecar_options())
+
+    def apply_settings(self) -> None:
+        """After the settings changed: new writer, describer loaded afresh, watcher and voice restarted."""
+        self.writer = self._make_writer()
+        with self._describer_lock:
+            self._describer = None
+        if self.speaker is not None:
+            self.speaker.close()
+            self.speaker = None
+        self.restart_watcher()
+
+    def describer(self) -> Describer:
+        """Loaded on first use, on whichever worker thread needs it first (a model load takes a moment)."""
+        with self._describer_lock:
+            if self._describer is None:
+                s = self.settings
+                opts = DescribeOptions(tags=s.tags, ocr=s.ocr, low_confidence=s.confidence_threshold)
+                self._describer = Describer(s.model or None, None if s.provider == "auto" else s.provider,
+                                            s.beam, opts)
+            return self._describer
+
+    def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        if self.speaker is not None:
+            self.speaker.close()
+            self.speaker = None
+
+    def _set_busy(self, delta: int) -> None:
+        before = self._busy > 0
+        self._busy = max(0, self._busy + delta)
+        if (self._busy > 0) != before:
+            self.busy_changed.emit(self._busy > 0)
+
+    # -- what is said -----------------------------------------------------------------------
+    def say(self, text: str, kind: Kind = Kind.RESULT, key: str | None = None) -> None:
+        """Show a message; a result also goes to a running screen reader."""
+        self.message.emit(Message(text, kind, kind is Kind.RESULT and self.screen_reader(), key=key))
+
+    def _say_description(self, text: str, key: str | None, revisit: bool = False,
+                         priority: Priority = Priority.NOW, asked: bool = False) -> None:
+        """A description: to the screen reader or CapDesk's voice, as the speech setting says.
+
+        ``asked``: the user pressed Speak, so "off" (which only silences what comes unasked) does not apply.
+        """
+        mode = self.settings.speech
+        if mode == "off" and asked:
+            mode = "auto"
+        if mode == "off":
+            self.message.emit(Message(text, Kind.STATUS, key=key))
+            return
+        to_reader = mode == "announce" or (mode == "auto" and self.screen_reader())
+        self.message.emit(Message(text, Kind.DESCRIPTION, to_reader, revisit, key))
+        if not to_reader:
+            self._speak(text, priority)
+
+    def _speak(self, text: str, priority: Priority) -> None:
+        if self.speaker is None:
+            s = self.settings
+            self.speaker = Speaker(Voice(s.rate, s.volume, s.voice or None), wait=False)
+            self.speaker.on_error = lambda msg: self.runner.post(lambda: self.say(msg))
+        try:
+            self.speaker.say(text, priority)
+        except SpeechError as exc:
+            self.say(str(exc))
+
+    # -- opening ----------------------------------------------------------------------------
+    def _sidecar_status(self, path: Path) -> PictureStatus | None:
+        return status_on_disk(self.writer, path)
+
+    def open_paths(self, *paths: Path) -> None:
+        """List a folder's pictures (or the given ones) and select the first given picture, or the first."""
+        paths = tuple(Path(p) for p in paths)
+        chosen = next((str(p) for p in paths if p.is_file()), None)
+        roots = [p.parent if p.is_file() and len(paths) == 1 else p for p in paths]
+        self.pictures = {}
+        self.current = None
+        for p, err in expand_paths(roots):
+            pic = Picture(str(p), Path(p))
+            if err:
+                pic.status, pic.error = PictureStatus.FAILED, err
+            else:
+                pic.status = self._sidecar_status(pic.path) or PictureStatus.NEW
+            self.pictures[pic.key] = pic
+        if paths:
+            self.settings.last_folder = str(paths[0] if paths[0].is_dir() else paths[0].parent)
+        self.pictures_reset.emit()
+        where = str(roots[0]) if len(roots) == 1 else f"{len(roots)} places"
+        self.say(messages.opened(len(self.pictures), where), Kind.STATUS)
+        keys = [k for k, p in self.pictures.items() if p.status is not PictureStatus.FAILED]
+        self.runner.run(self._unreadable, keys, on_done=self._on_checked)
+        if self.pictures:
+            self.select(chosen if chosen in self.pictures else next(iter(self.pictures)))
+
+    @staticmethod
+    def _unreadable(keys: list[str]) -> dict[str, str]:
+        """The pictures that cannot be read, so that the list says why before anyone selects them."""
+        bad = {}
+        for k in keys:
+            try:
+                load_image(k, draft_size=(64, 64))
+            except ImageError as exc:
+                bad[k] = exc.reason
+        return bad
+
+    def _on_checked(self, bad: dict[str, str]) -> None:
+        changed = 0
+        for k, why in bad.items():
+            p = self.pictures.get(k)
+            if p is not None and p.described is None and p.status is not PictureStatus.DESCRIBING:
+                p.status, p.error = PictureStatus.FAILED, why
+                self.picture_changed.emit(p)
+                changed += 1
+        if changed:
+            self.say(messages.unreadable(changed))
+
+    # -- selecting and describing -------------------------------------------------------------
+    def select(self, key: str) -> None:
+        p = self.pictures.get(key)
+        if p is None or p is self.current:
+            return
+        self.current = p
+        self.current_changed.emit(p)
+        if p.status is PictureStatus.FAILED and p.described is None:
+            # Its list entry says the same ("broken.jpg, failed: ..."): a revisit, for the screen reader.
+            self.message.emit(Message(messages.cannot_read(p.name, p.error), Kind.RESULT, self.screen_reader(),
+                                      revisit=True, key=p.key))
+        elif p.status is PictureStatus.DESCRIBING:
+            return  # its description is said when it arrives
+        elif p.described is not None:
+            if p.preview is None and p.path is not None:
+                self.runner.run(self._load_preview, p, on_done=self._on_preview)
+            self._say_description(messages.description(p.alt_text, p.reason), p.key, revisit=True)
+        else:
+            self._describe(p)
+
+    def caption_again(self) -> None:
+        p = self.current
+        if p is None:
+            self.say(messages.NOTHING_SELECTED)
+        elif p.status is PictureStatus.DESCRIBING:
+            self.say(messages.STILL_CAPTIONING)
+        else:
+            self._describe(p, again=True)
+
+    def _describe(self, p: Picture, again: bool = False) -> None:
+        p.status, p.error = PictureStatus.DESCRIBING, ""
+        self.picture_changed.emit(p)
+        self._set_busy(+1)
+        self.say(messages.captioning(p.name, again), Kind.RESULT if again else Kind.STATUS, p.key)
+        self.runner.run(self._describe_work, p, on_done=self._on_described,
+                        on_failed=lambda msg: self._on_describe_failed(p, msg))
+
+    def _describe_work(self, p: Picture) -> tuple[Picture, Described, Image.Image | None]:
+        """Worker side: describe and load a preview; the picture itself changes only on the interface thread."""
+        d = self.describer()
+        if p.image is not None:
+            return p, d.describe_images([p.image], [p.key])[0], p.image
+        described = next(d.describe_paths([p.path]))
+        return p, described, self._load_preview(p)[1] if described.ok else None
+
+    @staticmethod
+    def _load_preview(p: Picture) -> tuple[Picture, Image.Image | None]:
+        try:
+            return p, load_image(p.path, draft_size=PREVIEW_SIZE)
+        except ImageError:
+            return p, None
+
+    def _on_preview(self, result: tuple[Picture, Image.Image | None]) -> None:
+        p, preview = result
+        if preview is not None and self.pictures.get(p.key) is p:
+            p.preview = preview
+            self.picture_changed.emit(p)
+
+    def _on_described(self, result: tuple[Picture, Described, Image.Image | None]) -> None:
+        self._set_busy(-1)
+        p, d, preview = result
+        if self.pictures.get(p.key) is not p:
+            return  # another folder was opened meanwhile
+        p.described, p.preview = d, preview or p.preview
+        if not d.ok:
+            p.status, p.error = PictureStatus.FAILED, d.error or ""
+            self.picture_changed.emit(p)
+            if p is self.current:
+                self.say(messages.caption_failed(p.name, p.error), key=p.key)
+            return
+        p.status = self._status_after_describing(p, d)
+        self.picture_changed.emit(p)
+        if p is self.current:
+            text = messages.description(d.description, p.reason, p.name, p.source)
+            self._say_description(text, p.key)
+
+    def _status_after_describing(self, p: Picture, d: Described) -> PictureStatus:
+        on_disk = self._sidecar_status(p.path) if p.path is not None else None
+        if on_disk is not None:
+            return on_disk
+        return PictureStatus.NEEDS_REVIEW if _needs_review(d) else PictureStatus.DESCRIBED
+
+    def _on_describe_failed(self, p: Picture, msg: str) -> None:
+        self._set_busy(-1)
+        if self.pictures.get(p.key) is p:
+            p.status, p.error = PictureStatus.FAILED, msg
+            self.picture_changed.emit(p)
+        self.say(messages.caption_failed(p.name, msg), key=p.key)
+
+    # -- the alt text ---------------------------------------------------------------------------
+    def has_unsaved_edit(self, text: str) -> bool:
+        """The alt text box holds words of the person's own that are not saved anywhere yet."""
+        p = self.current
+        if p is None:
+            return False
+        mine, known = " ".join(text.split()), " ".join(p.alt_text.split())
+        return bool(mine) and mine != known
+
+    def set_draft(self, text: str) -> None:
+        """Keep what the alt text box holds for the shown picture, when it is the person's unsaved edit,
+        so that moving to another picture (or a clipboard picture arriving) never loses it."""
+        p = self.current
+        if p is not None:
+            p.draft = text if self.has_unsaved_edit(text) else ""
+
+    def save_current(self, text: str) -> bool:
+        p, text = self.current, " ".join(text.split())
+        if p is None:
+            self.say(messages.NOTHING_SELECTED)
+            return False
+        if not text:
+            self.say(messages.NOTHING_TO_SAVE)
+            return False
+        if p.path is None:
+            self.say(messages.CLIPBOARD_HAS_NO_FILE)
+            return False
+        d = p.described
+        alt = AltText(text, "human", d.model if d else "", d.confidence if d else None)
+        outcomes = self.writer.write(p.path, alt, force=True)  # the person's own words: always theirs to save
+        failed = [o for o in outcomes if o.action == "failed"]
+        if failed:
+            self.say(messages.save_failed(failed[0].path.name, failed[0].reason), key=p.key)
+            return False
+        p.status, p.error, p.text, p.draft = PictureStatus.SAVED, "", text, ""
+        if d is not None:
+            d.description = text
+        self.picture_changed.emit(p)
+        self.say(messages.saved(o.path.name for o in outcomes), key=p.key)
+        return True
+
+    def copy_text(self, text: str) -> str | None:
+        """The text to put on the clipboard, or None (and why) when there is none."""
+        text = text.strip()
+        self.say(messages.COPIED if text else messages.NOTHING_TO_COPY)
+        return text or None
+
+    def speak(self, text: str) -> None:
+        """The user asked to hear the alt text (Speak, F6): now, interrupting anything being said."""
+        text = text.strip()
+        if not text:
+            self.say(messages.NOTHING_TO_SPEAK)
+            return
+        self._say_description(text, self.current.key if self.current else None, asked=True)
+
+    def use_model(self, name: str, alt_text: str = "") -> None:
+        """Switch models; caption the shown picture again unless that would replace the person's edit."""
+        kept = self.has_unsaved_edit(alt_text)
+        self.settings.model = name
+        self.settings.save()
+        self.apply_settings()
+        self.say(messages.model_in_use(name, kept))
+        if self.current is not None and not kept and self.current.status is not PictureStatus.DESCRIBING:
+            self._describe(self.current)
+
+    # -- clipboard ----------------------------------------------------------------------------
+    def set_clipboard(self, on: bool) -> None:
+        self.settings.clipboard = bool(on)
+        self.settings.save()
+        self.say(messages.clipboard(on))
+
+    def add_clipboard_image(self, img: Image.Image) -> Picture:
+        """A picture copied to the clipboard: listed, selected, and so captioned and said."""
+        self._clip_count += 1
+        key = f"clipboard picture {self._clip_count} ({time.strftime('%H:%M:%S')})"
+        p = Picture(key, None, img, source="clipboard")
+        self.pictures[key] = p
+        self.picture_added.emit(p)
+        self.select(key)
+        return p
+
+    # -- watching -----------------------------------------------------------------------------
+    def add_watch_folder(self, folder: Path) -> None:
+        if str(folder) not in self.settings.watch_folders:
+            self.settings.watch_folders.append(str(folder))
+            self.settings.save()
+        self.restart_watcher()
+        self.say(messages.watching(str(folder)))
+
+    def remove_watch_folders(self, folders: list[str]) -> None:
+        if not folders:
+            return
+        self.settings.watch_folders = [f for f in self.settings.watch_folders if f not in folders]
+        self.settings.save()
+        self.restart_watcher()
+        self.say(messages.stopped_watching(len(folders)))
+
+    def restart_watcher(self) -> None:
+        from capdesk.folders.watch import FolderWatcher
+
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        folders = [Path(f) for f in self.settings.watch_folders if Path(f).is_dir()]
+        if folders:
+            ready = lambda paths: self.runner.post(lambda: self._on_watched(list(paths)))  # noqa: E731
+            self.watcher = FolderWatcher(folders, ready, writer=self.writer).start()
+
+    def _on_watched(self, paths: list[Path]) -> None:
+        for path in paths:
+            if str(path) not in self.pictures and is_image_path(path):
+                p = Picture(str(path), Path(path), source="watched")
+                self.pictures[p.key] = p
+                self.picture_added.emit(p)
+        self._set_busy(+1)
+        self.say(f"Captioning {messages.plural(len(paths), 'new picture')}…", Kind.STATUS)
+        self.runner.run(self._watched_work, paths, self.settings.watch_write_sidecars,
+                        on_done=self._on_watched_done, on_failed=self._on_watched_failed)
+
+    def _watched_work(self, paths: list[Path], write: bool) -> list[tuple[str, Described, str]]:
+        """(key, description, what became of its sidecars: written | kept | failed: why | "")."""
+        from capdesk.folders.batch import write_described
+
+        out = []
+        for d in self.describer().describe_paths(paths):
+            outcome = ""
+            if d.ok and write:  # the same write step as capdesk batch and capdesk watch
+                row = write_described(d, self.writer)
+                outcome = {"failed": f"failed: {row.error}", "kept": "kept"}.get(str(row.status), "written")
+            out.append((str(d.path), d, outcome))
+        return out
+
+    def _on_watched_done(self, items: list[tuple[str, Described, str]]) -> None:
+        self._set_busy(-1)
+        said, failed = [], []
+        for key, d, outcome in items:
+            p = self.pictures.get(key)
+            if p is None:
+                continue
+            p.described = d
+            if not d.ok or outcome.startswith("failed"):
+                p.status, p.error = PictureStatus.FAILED, d.error or outcome.removeprefix("failed: ")
+                failed.append((p.name, p.error))
+            else:
+                on_disk = self._sidecar_status(p.path) if outcome else None
+                p.status = PictureStatus.NEEDS_REVIEW if _needs_review(d) else (on_disk or PictureStatus.DESCRIBED)
+                said.append((p.name, d.description, p.reason))
+            self.picture_changed.emit(p)
+        text = messages.watched(said, failed)
+        if text:
+            self._say_description(text, None, priority=Priority.NORMAL)
+
+    def _on_watched_failed(self, msg: str) -> None:
+        self._set_busy(-1)
+        self.say(f"Captioning new pictures failed: {msg}")
+
+    # -- after a batch ------------------------------------------------------------------------
+    def refresh_statuses(self, writer: SidecarWriter | None = None) -> int:
+        """Read the sidecars again (a batch wrote some); say nothing. Returns how many entries changed."""
+        w, changed = writer or self.writer, 0
+        for p in self.pictures.values():
+            if p.path is None or p.status in (PictureStatus.DESCRIBING, PictureStatus.FAILED):
+                continue
+            new = status_on_disk(w, p.path)
+            if new is not None and new is not p.status and p.status is not PictureStatus.SAVED:
+                p.status = new
+                self.picture_changed.emit(p)
+                changed += 1
+        return changed

@@ -1,0 +1,112 @@
+"""What the session holds about each picture, and what it tells its listeners (no Qt here).
+
+``PictureStatus`` is where a picture's alt text stands, in words that are shown and spoken
+("alt text written by CapDesk", never "none"); ``Message`` is one thing to tell the user, with
+where it goes; ``Notifier`` is the plain callback list the session's listeners connect to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from capdesk.describe.describer import Described
+from capdesk.status import SaidAs
+
+
+class PictureStatus(Enum):
+    """Where a picture's alt text stands; the value is what is shown and spoken."""
+
+    NEW = "no alt text yet"
+    DESCRIBING = "captioning"
+    DESCRIBED = "described, not saved"
+    NEEDS_REVIEW = "described, needs review"
+    FAILED = "failed"
+    SAVED = "alt text saved"
+    WRITTEN = "alt text written by CapDesk"
+    EDITED = "alt text written or edited by a person"
+
+
+class Kind(Enum):
+    STATUS = "status"  # shown only: progress chatter a screen reader user does not need to hear
+    RESULT = "result"  # the outcome of something asked for: shown, and given to a screen reader
+    DESCRIPTION = "description"  # a picture's description: to the screen reader or the voice, per settings
+
+
+@dataclass
+class Message:
+    text: str
+    kind: Kind = Kind.RESULT
+    to_screen_reader: bool = False
+    revisit: bool = False  # a description heard again on returning to a picture
+    key: str | None = None  # the picture it is about
+
+
+@dataclass(eq=False)
+class Picture:
+    """One picture in the list: a file, or pixels from the clipboard."""
+
+    key: str
+    path: Path | None = None
+    image: Image.Image | None = None  # a clipboard picture's pixels (it has no file)
+    preview: Image.Image | None = None
+    described: Described | None = None
+    status: PictureStatus = PictureStatus.NEW
+    error: str = ""
+    source: str = "file"  # file | clipboard | watched
+    text: str = ""  # the alt text last written for it when it was not described here (a watched folder)
+    draft: str = ""  # the person's unsaved words in the alt text box, kept while they look at other pictures
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path is not None else self.key
+
+    @property
+    def label(self) -> str:
+        """The list entry: name and status, in words."""
+        status = f"{self.status.value}: {self.error}" if self.status is PictureStatus.FAILED else self.status.value
+        return f"{self.name}, {status}"
+
+    @property
+    def alt_text(self) -> str:
+        return self.described.description if self.described is not None else self.text
+
+    @property
+    def reason(self) -> str | None:
+        return self.described.reason if self.described is not None else None
+
+    @property
+    def withheld(self) -> bool:
+        """The model's caption was not said as fact: its words are no description of the picture."""
+        d = self.described
+        if d is None or d.caption is None:
+            return True
+        if d.said_as is None:  # a description from before the wording rule: the gate alone decides
+            return d.in_domain is False
+        return d.said_as in (SaidAs.WITHHELD, SaidAs.NONE)
+
+
+class Notifier:
+    """A list of callbacks, called in order with the same arguments."""
+
+    def __init__(self) -> None:
+        self._fns: list[Callable[..., Any]] = []
+
+    def connect(self, fn: Callable[..., Any]) -> None:
+        self._fns.append(fn)
+
+    def emit(self, *args: Any) -> None:
+        for fn in list(self._fns):
+            fn(*args)
+
+
+def status_on_disk(writer, path: Path) -> PictureStatus | None:
+    """What the picture's sidecars say: written by CapDesk, by a person, or (None) nothing there."""
+    st = writer.status(path)
+    st = str(getattr(st, "value", st))  # a plain string or a string-valued enum
+    return {"generated": PictureStatus.WRITTEN, "edited": PictureStatus.EDITED}.get(st)

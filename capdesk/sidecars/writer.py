@@ -1,0 +1,303 @@
+"""Alt-text sidecars: ``photo.txt`` and XMP with the IPTC accessibility fields.
+
+Rules that protect what users have:
+* every write is atomic (a temp file in the same folder, then one rename), and new files get
+  the mode the umask gives, like any program's;
+* a sidecar is overwritten only if CapDesk wrote it and nobody edited it since
+  (the ledger remembers the sha256 of what was written), or with ``overwrite=True``;
+* that check is made again after the new text is on disk, in the same step as the rename
+  (``safe_files.swap_in``), with CapDesk's writers in one folder taking turns: an edit saved
+  while CapDesk was writing is kept, never replaced;
+* the ledger hears of a write before its rename and is told after, so a crash between the two
+  still leaves the sidecar recognised as CapDesk's;
+* a folder (or anything not a file) where a sidecar should go is an error, even with overwrite;
+* two images that would share a stem-named sidecar (``photo.jpg``, ``photo.png`` -> ``photo.txt``)
+  get extension-named ones instead (``photo.jpg.txt``), and the outcome says so;
+* an existing XMP sidecar is updated in place: every other property it holds is kept;
+* images are never modified, except by ``embed_in_image`` when the user asks, and then the
+  original bytes are kept beside it (``photo.jpg_original``, exiftool's convention).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from capdesk.describe.alttext import AltText
+from capdesk.imageio import IMAGE_SUFFIXES
+from capdesk.limits import SIDECAR_FORMATS, SIDECAR_NAMINGS
+from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
+from capdesk.sidecars.ledger import Ledger, LedgerError
+from capdesk.sidecars.xmp import NS, read_alt_text, read_ext_descr, render_xmp  # noqa: F401  (part of this module's API)
+from capdesk.status import Ownership, SidecarState, WriteStatus
+
+__all__ = ["AltText", "SidecarError", "SidecarOptions", "SidecarWriter", "WriteOutcome", "atomic_write",
+           "embed_in_image", "image_signature", "read_alt_text", "read_ext_descr", "render_xmp", "sidecar_path"]
+
+
+class SidecarError(Exception):
+    """A sidecar that could not be written; ``str()`` names the file and the reason."""
+
+
+@dataclass
+class SidecarOptions:
+    formats: tuple[str, ...] = ("txt", "xmp")
+    txt_name: str = "stem"  # photo.txt | "ext": photo.jpg.txt
+    xmp_name: str = "ext"  # photo.jpg.xmp (cannot collide) | "stem": photo.xmp
+    lang: str = "en"
+    ext_descr: bool = False  # also write Iptc4xmpCore:ExtDescrAccessibility
+    mirror_dc: bool = False  # also write dc:description
+    overwrite: bool = False
+    # A mirror tree for stores that cannot be written: the sidecar of ROOT/a/b.jpg goes to OUT/a/b.txt.
+    out_dir: Path | None = None
+    out_root: Path | None = None
+
+    def __post_init__(self) -> None:
+        if (self.out_dir is None) != (self.out_root is None):
+            raise ValueError("a mirror folder needs both out_dir and out_root")
+        bad = [f for f in self.formats if f not in SIDECAR_FORMATS]
+        if bad:
+            raise ValueError(f"unknown sidecar format {bad[0]!r} (choose {', '.join(SIDECAR_FORMATS)})")
+        for name in (self.txt_name, self.xmp_name):
+            if name not in SIDECAR_NAMINGS:
+                raise ValueError(f"unknown sidecar naming {name!r} (choose {', '.join(SIDECAR_NAMINGS)})")
+
+    @classmethod
+    def parse(cls, formats: str, **kw) -> SidecarOptions:
+        """From a comma-separated list of formats ("txt,xmp"), as the command line gives it."""
+        return cls(tuple(f.strip().lower() for f in formats.split(",") if f.strip()), **kw)
+
+
+def sidecar_path(image: Path, fmt: str, naming: str) -> Path:
+    image = Path(image)
+    return image.with_name(image.name + "." + fmt) if naming == "ext" else image.with_suffix("." + fmt)
+
+
+def sha256_text(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def stem_siblings(image: Path) -> list[Path]:
+    """Other images in the folder with the same stem (``photo.png`` beside ``photo.jpg``)."""
+    image = Path(image)
+    try:
+        me = os.stat(image)
+    except OSError:
+        me = None
+    out = []
+    for suffix in sorted(IMAGE_SUFFIXES):
+        for s in (suffix, suffix.upper()):
+            cand = image.with_suffix(s)
+            if cand.name == image.name:
+                continue
+            try:
+                st = os.stat(cand)
+            except OSError:
+                continue
+            # On a case-insensitive disk photo.JPG *is* photo.jpg.
+            if me is None or (st.st_ino, st.st_dev) != (me.st_ino, me.st_dev):
+                out.append(cand)
+    return out
+
+
+# -- the writer --------------------------------------------------------------------------------
+@dataclass
+class WriteOutcome:
+    path: Path
+    action: WriteStatus
+    reason: str = ""
+    note: str = ""  # something done differently from what was asked, said to the user
+
+
+class SidecarWriter:
+    def __init__(self, opts: SidecarOptions | None = None, ledger: Ledger | None = None) -> None:
+        self.opts = opts or SidecarOptions()
+        self.ledger = ledger or Ledger.default()
+
+    def _naming(self, image: Path, fmt: str) -> tuple[str, list[Path]]:
+        """The naming used for ``fmt``, and the images that forced extension naming (if any)."""
+        naming = self.opts.txt_name if fmt == "txt" else self.opts.xmp_name
+        if naming == "stem":
+            clash = stem_siblings(image)
+            if clash:
+                return "ext", clash
+        return naming, []
+
+    def _place(self, sidecar: Path) -> Path:
+        """Where the sidecar named ``sidecar`` (beside its image) is kept: there, or in the mirror tree."""
+        o = self.opts
+        if o.out_dir is None:
+            return sidecar
+        rel = os.path.relpath(Path(sidecar).absolute(), Path(o.out_root).absolute())
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            raise ValueError(f"{sidecar.parent}: not under {o.out_root}, so it has no place in {o.out_dir}")
+        return Path(o.out_dir) / rel
+
+    def sidecar(self, image: Path, fmt: str, naming: str) -> Path:
+        return self._place(sidecar_path(image, fmt, naming))
+
+    def paths(self, image: Path) -> dict[str, Path]:
+        return {f: self.sidecar(image, f, self._naming(image, f)[0]) for f in self.opts.formats}
+
+    def ownership(self, sidecar: Path) -> Ownership:
+        """Whose words ``sidecar`` holds (see ``Ownership``)."""
+        try:
+            return self._ownership_of(sidecar, snapshot(sidecar))
+        except (OSError, LedgerError):
+            return Ownership.FOREIGN  # unknown is treated as a person's: never overwritten
+
+    def _ownership_of(self, sidecar: Path, snap: str | None) -> Ownership:
+        if snap is None:
+            return Ownership.ABSENT
+        if snap.startswith("not-a-file"):
+            return Ownership.BLOCKED
+        rec = self.ledger.get(sidecar)
+        if rec is not None and rec["sha256"] == snap:
+            return Ownership.OURS
+        intent = self.ledger.intent(sidecar)
+        if intent is not None and intent["sha256"] == snap:
+            # CapDesk renamed this file into place and stopped before recording it: it is ours.
+            with contextlib.suppress(LedgerError):  # (if the ledger cannot take it now, the intent stays)
+                self.ledger.confirm(sidecar)
+            return Ownership.OURS
+        return Ownership.FOREIGN
+
+    def is_current(self, image: Path) -> bool:
+        """Every chosen sidecar exists and was made for the image as it is now (or a person owns it)."""
+        sig = image_signature(image)
+        try:
+            for p in self.paths(image).values():
+                own = self._ownership_of(p, snapshot(p))
+                if own in (Ownership.ABSENT, Ownership.BLOCKED):
+                    return False  # a blocked path is written (and fails) so that it is reported
+                if own is Ownership.OURS and self.ledger.get(p)["image"] != sig:
+                    return False
+        except (OSError, ValueError, LedgerError):
+            return False  # the write will say what is wrong
+        return True
+
+    def write(self, image: Path, alt: AltText, force: bool | None = None) -> list[WriteOutcome]:
+        overwrite = self.opts.overwrite if force is None else force
+        image = Path(image)
+        sig = image_signature(image)
+        out = []
+        for fmt in self.opts.formats:
+            naming, clash = self._naming(image, fmt)
+            p = sidecar_path(image, fmt, naming)
+            try:
+                p = self._place(p)
+                if self.opts.out_dir is not None:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                res = self._write_one(image, fmt, p, alt, sig, overwrite)
+                if clash:
+                    res.note = self._clash_note(image, fmt, clash)
+                out.append(res)
+            except (OSError, ValueError, ET.ParseError, LedgerError) as exc:
+                out.append(WriteOutcome(p, WriteStatus.FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+        return out
+
+    def _clash_note(self, image: Path, fmt: str, clash: list[Path]) -> str:
+        stem_name = self.sidecar(image, fmt, "stem")
+        note = (f"{stem_name.name} would also be the sidecar of {clash[0].name}: "
+                f"written as {sidecar_path(image, fmt, 'ext').name} instead")
+        with folder_lock(stem_name.parent), contextlib.suppress(OSError, LedgerError):
+            # CapDesk's own, unedited stem sidecar for this image would now describe the wrong picture.
+            rec = self.ledger.get(stem_name)
+            if (rec is not None and rec["image_path"] == str(image.absolute())
+                    and self.ownership(stem_name) is Ownership.OURS):
+                os.unlink(stem_name)
+                self.ledger.forget(stem_name)
+                note += f" (CapDesk's earlier {stem_name.name} for it was removed)"
+        return note
+
+    def _write_one(self, image: Path, fmt: str, p: Path, alt: AltText, sig: str, overwrite: bool) -> WriteOutcome:
+        with folder_lock(p.parent):
+            before = snapshot(p)
+            own = self._ownership_of(p, before)
+            if own is Ownership.BLOCKED:
+                return WriteOutcome(p, WriteStatus.FAILED, "a folder (or other non-file) is where the sidecar goes; "
+                                                 "move it away (--overwrite never replaces it)")
+            if fmt == "txt":
+                if own is Ownership.FOREIGN and not overwrite:
+                    return WriteOutcome(p, WriteStatus.KEPT, "exists and was not written by CapDesk (or was edited); "
+                                                  "use --overwrite to replace it")
+                data = (alt.text.replace("\n", " ").strip() + "\n").encode("utf-8")
+            else:
+                existing = p.read_text(encoding="utf-8") if own is not Ownership.ABSENT else None
+                current = read_alt_text(p) if existing is not None else None
+                rec = self.ledger.get(p)
+                # Other tools may add properties to the file; what matters is whose alt text it holds.
+                theirs = current is not None and current.strip() and (rec is None or rec["alt_text"] != current)
+                if theirs and not overwrite:
+                    return WriteOutcome(p, WriteStatus.KEPT, "holds alt text not written by CapDesk (or edited); "
+                                                  "use --overwrite to replace it")
+                o = self.opts
+                data = render_xmp(existing, alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc).encode()
+            digest = sha256_text(data)
+            if before == digest:
+                self.ledger.put(p, digest, sig, image, alt)
+                return WriteOutcome(p, WriteStatus.UNCHANGED)
+            tmp = write_temp(p, data, like=p if before is not None else None)
+            try:
+                self.ledger.intend(p, digest, sig, image, alt)  # before the rename: a crash after it is recoverable
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            if not swap_in(tmp, p, before):
+                with contextlib.suppress(LedgerError):
+                    self.ledger.abandon(p)
+                return WriteOutcome(p, WriteStatus.KEPT,
+                                    "was changed while CapDesk was writing it; that version is kept")
+            with contextlib.suppress(LedgerError):  # the intent stays and is confirmed on the next run
+                self.ledger.confirm(p)
+            return WriteOutcome(p, WriteStatus.WRITTEN)
+
+    def status(self, image: Path) -> SidecarState:
+        """Whether the picture's sidecars hold nothing, CapDesk's words or a person's."""
+        try:
+            paths = list(self.paths(image).values())
+            states = [self.ownership(p) for p in paths]
+            if all(s is Ownership.ABSENT for s in states):
+                return SidecarState.NONE
+            for p, s in zip(paths, states):
+                rec = self.ledger.get(p) if s is Ownership.OURS else None
+                if rec is not None and rec.get("source") == "human":
+                    return SidecarState.EDITED
+        except LedgerError:
+            return SidecarState.NONE
+        foreign = any(s in (Ownership.FOREIGN, Ownership.BLOCKED) for s in states)
+        return SidecarState.EDITED if foreign else SidecarState.GENERATED
+
+
+def image_signature(image: Path) -> str:
+    """Size and modification time: cheap, and changes whenever the picture is replaced."""
+    try:
+        st = Path(image).stat()
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def embed_in_image(image: Path, xmp_sidecar: Path) -> Path:
+    """Copy the sidecar's XMP into the image with exiftool, keeping ``<image>_original``.
+
+    Only on the user's request; raises SidecarError when exiftool is missing or fails.
+    """
+    exe = shutil.which("exiftool")
+    if exe is None:
+        raise SidecarError(f"{image}: embedding needs exiftool (Debian: libimage-exiftool-perl)")
+    backup = Path(str(image) + "_original")
+    if backup.exists():
+        raise SidecarError(f"{image}: {backup.name} already exists; move it away before embedding again")
+    r = subprocess.run([exe, "-q", "-tagsfromfile", str(xmp_sidecar), "-xmp:all", str(image)],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise SidecarError(f"{image}: exiftool failed ({(r.stderr or r.stdout).strip().splitlines()[0]})")
+    return backup

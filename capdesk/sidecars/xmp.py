@@ -1,0 +1,175 @@
+"""XMP sidecars: the IPTC accessibility fields (``Iptc4xmpCore:AltTextAccessibility`` and, when
+asked, ``Iptc4xmpCore:ExtDescrAccessibility``), set in a new packet or in an existing one whose
+every other property is kept.
+
+Parsed with ElementTree, which never fetches external entities or DTDs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from capdesk import __version__
+from capdesk.describe.alttext import AltText
+
+NS = {
+    "x": "adobe:ns:meta/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "Iptc4xmpCore": "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/",
+    "capdesk": "https://capdesk.app/ns/1.0/",
+    "xml": "http://www.w3.org/XML/1998/namespace",
+}
+
+
+def _q(prefix: str, local: str) -> str:
+    return f"{{{NS[prefix]}}}{local}"
+
+
+_EMPTY_XMP = (
+    '<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
+    f'<x:xmpmeta xmlns:x="adobe:ns:meta/" x:xmptk="CapDesk {__version__}">\n'
+    ' <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n'
+    '  <rdf:Description rdf:about=""/>\n'
+    " </rdf:RDF>\n"
+    "</x:xmpmeta>\n"
+    '<?xpacket end="w"?>\n'
+)
+
+
+def _register_namespaces(data: str) -> None:
+    """Keep the prefixes a file already uses (ElementTree would otherwise write ns0, ns1...)."""
+    for prefix, uri in NS.items():
+        if prefix != "xml":
+            ET.register_namespace(prefix, uri)
+    with contextlib.suppress(ET.ParseError):
+        for _, (prefix, uri) in ET.iterparse(io.StringIO(data), events=("start-ns",)):
+            if prefix and uri not in NS.values():
+                with contextlib.suppress(ValueError):
+                    ET.register_namespace(prefix, uri)
+
+
+def _parse_xmp(data: str) -> ET.Element:
+    body = data
+    # The xpacket processing instructions are not part of the XML tree; strip and re-add them.
+    start, end = body.find("<x:xmpmeta"), body.rfind("</x:xmpmeta>")
+    if start >= 0 and end >= 0:
+        body = body[start:end + len("</x:xmpmeta>")]
+    elif "<rdf:RDF" in body:
+        s, e = body.find("<rdf:RDF"), body.rfind("</rdf:RDF>") + len("</rdf:RDF>")
+        body = f'<x:xmpmeta xmlns:x="adobe:ns:meta/">{body[s:e]}</x:xmpmeta>'
+    root = ET.fromstring(body)
+    if root.tag != _q("x", "xmpmeta"):
+        raise ValueError("root element is not x:xmpmeta")
+    return root
+
+
+def _description(root: ET.Element) -> ET.Element:
+    rdf = root.find(_q("rdf", "RDF"))
+    if rdf is None:
+        rdf = ET.SubElement(root, _q("rdf", "RDF"))
+    descs = rdf.findall(_q("rdf", "Description"))
+    for d in descs:  # prefer the one already holding IPTC Core or CapDesk fields
+        if d.find(_q("Iptc4xmpCore", "AltTextAccessibility")) is not None:
+            return d
+    if descs:
+        return descs[0]
+    d = ET.SubElement(rdf, _q("rdf", "Description"))
+    d.set(_q("rdf", "about"), "")
+    return d
+
+
+def _set_lang_alt(desc: ET.Element, prefix: str, local: str, text: str, lang: str) -> None:
+    """Set a Lang Alt property: the ``x-default`` entry and the ``lang`` entry, others kept."""
+    tag = _q(prefix, local)
+    desc.attrib.pop(tag, None)
+    prop = desc.find(tag)
+    if prop is None:
+        prop = ET.SubElement(desc, tag)
+    alt = prop.find(_q("rdf", "Alt"))
+    if alt is None:
+        for child in list(prop):
+            prop.remove(child)
+        prop.text = None
+        alt = ET.SubElement(prop, _q("rdf", "Alt"))
+    wanted = ["x-default"] + ([lang] if lang and lang != "x-default" else [])
+    for code in wanted:
+        li = next((x for x in alt.findall(_q("rdf", "li")) if x.get(_q("xml", "lang")) == code), None)
+        if li is None:
+            li = ET.SubElement(alt, _q("rdf", "li"))
+            li.set(_q("xml", "lang"), code)
+        li.text = text
+
+
+def _get_lang_alt(desc: ET.Element, prefix: str, local: str) -> str | None:
+    tag = _q(prefix, local)
+    if tag in desc.attrib:
+        return desc.attrib[tag]
+    prop = desc.find(tag)
+    if prop is None:
+        return None
+    for li in prop.iter(_q("rdf", "li")):
+        if li.get(_q("xml", "lang")) == "x-default":
+            return li.text or ""
+    li = next(prop.iter(_q("rdf", "li")), None)
+    return (li.text or "") if li is not None else (prop.text or "")
+
+
+def _set_simple(desc: ET.Element, prefix: str, local: str, value: str) -> None:
+    tag = _q(prefix, local)
+    el = desc.find(tag)
+    if el is not None:
+        desc.remove(el)
+    desc.set(tag, value)
+
+
+def render_xmp(existing: str | None, alt: AltText, *, lang: str = "en", ext_descr: bool = False,
+               mirror_dc: bool = False) -> str:
+    """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties.
+
+    ``ext_descr``: also write ``alt.extended`` as the extended description (when there is one)."""
+    source = existing if existing and existing.strip() else _EMPTY_XMP
+    _register_namespaces(source)
+    root = _parse_xmp(source)
+    desc = _description(root)
+    _set_lang_alt(desc, "Iptc4xmpCore", "AltTextAccessibility", alt.text, lang)
+    if ext_descr and alt.extended:
+        _set_lang_alt(desc, "Iptc4xmpCore", "ExtDescrAccessibility", alt.extended, lang)
+    if mirror_dc:
+        _set_lang_alt(desc, "dc", "description", alt.text, lang)
+    # Where the alt text came from: the IPTC fields have no slot for it, so CapDesk's own namespace.
+    _set_simple(desc, "capdesk", "AltTextSource", alt.source)
+    if alt.model:
+        _set_simple(desc, "capdesk", "Model", alt.model)
+    if alt.confidence is not None:
+        _set_simple(desc, "capdesk", "Confidence", f"{alt.confidence:.3f}")
+    _set_simple(desc, "capdesk", "Generator", f"CapDesk {__version__}")
+    ET.indent(root, space=" ")
+    body = ET.tostring(root, encoding="unicode")
+    return f'<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n{body}\n<?xpacket end="w"?>\n'
+
+
+def read_alt_text(xmp_path: Path) -> str | None:
+    """The ``x-default`` alt text of an XMP sidecar, or None."""
+    return read_iptc(xmp_path, "AltTextAccessibility")
+
+
+def read_ext_descr(xmp_path: Path) -> str | None:
+    """The ``x-default`` extended description of an XMP sidecar, or None."""
+    return read_iptc(xmp_path, "ExtDescrAccessibility")
+
+
+def read_iptc(xmp_path: Path, local: str) -> str | None:
+    """The ``x-default`` entry of the IPTC Core Lang Alt property ``local``, or None."""
+    try:
+        root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, ET.ParseError):
+        return None
+    for desc in root.iter(_q("rdf", "Description")):
+        v = _get_lang_alt(desc, "Iptc4xmpCore", local)
+        if v is not None:
+            return v
+    return None
