@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from capdesk.model import manifest as schema
+from capdesk.model.graphcheck import GraphError, check_no_external_data
 from capdesk.model.manifest import FORMAT_VERSION, REQUIRED_FILES  # noqa: F401  (part of this module's API)
 
 DEFAULT_MODEL = "everyday"
@@ -160,14 +161,24 @@ class Bundle:
         return data
 
     def read_verified(self, filename: str) -> bytes:
-        """The file's bytes, refused unless they match the manifest's sha256 and size."""
+        """The file's bytes, refused unless they match the manifest's sha256 and size; an ONNX graph
+        (``*.onnx``) is also refused when any of its tensors is stored outside it (``graphcheck``)."""
         data = self._checked(filename, keep=True)
         assert data is not None
+        if is_graph(filename):
+            try:
+                check_no_external_data(data)
+            except GraphError as exc:
+                raise BundleError(f"{self.path}: {filename} {exc}") from None
         return data
 
     def check_file(self, filename: str) -> None:
-        """Hash the file as a stream against the manifest; nothing is kept in memory."""
-        self._checked(filename, keep=False)
+        """Hash the file as a stream against the manifest (nothing kept in memory); a graph is read
+        whole, as ``read_verified`` does, so that what it points to is checked too."""
+        if is_graph(filename):
+            self.read_verified(filename)
+        else:
+            self._checked(filename, keep=False)
 
     def read_json(self, filename: str) -> Any:
         try:
@@ -231,6 +242,11 @@ class Bundle:
         return {"name": self.name, "path": str(self.path), "source": self.source,
                 "description": m.get("description", ""), "domain": m.get("domain", ""),
                 "metrics": m.get("metrics", {})}
+
+
+def is_graph(filename: str) -> bool:
+    """Whether a bundle's file is an ONNX graph that ONNX Runtime could be given."""
+    return filename.lower().endswith(".onnx")
 
 
 def _zip_regular(info: zipfile.ZipInfo) -> bool:

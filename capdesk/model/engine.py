@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -72,12 +73,29 @@ def session_options(threads: int = 0) -> Any:
     return opts
 
 
+# ONNX Runtime's setting for where a graph given as bytes finds its external data (else: the current folder).
+EXTERNAL_DATA_FOLDER = "session.model_external_initializers_file_folder_path"
+
+
+def load_graph(data: bytes, opts: Any, providers: list) -> Any:
+    """An ONNX Runtime session for a graph's bytes (already checked by ``Bundle.read_verified``).
+
+    A second wall behind that check: ONNX Runtime is told that the graph's external data lives in
+    a fresh, empty, private folder, so whatever the current folder is (the home folder, with its
+    ``.ssh``), no tensor can be read from a file: ONNX Runtime refuses any path that leaves the
+    folder (it resolves links) and finds nothing inside it. The folder only matters while loading.
+    """
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory(prefix="capdesk-no-external-") as empty:
+        opts.add_session_config_entry(EXTERNAL_DATA_FOLDER, empty)
+        return ort.InferenceSession(data, sess_options=opts, providers=providers)
+
+
 class Engine:
     def __init__(self, bundle: Bundle | str | None = None, provider: str | None = None,
                  beam: int | None = None, threads: int = 0) -> None:
         """``beam``: the width the user chose; None (not chosen) uses the model's tuned width."""
-        import onnxruntime as ort
-
         self.bundle = bundle if isinstance(bundle, Bundle) else resolve(bundle)
         m = self.bundle.manifest
         self.preprocess = Preprocess.from_manifest(m["encoder"])
@@ -93,20 +111,19 @@ class Engine:
         side = math.isqrt(g)
         self.grid = (side, g // side) if side * side == g else (1, g)
         self.requested_providers = prov.choose(provider)
-        enc_opts, dec_opts = session_options(threads), session_options(1)
 
         def session(fn: str, opts):
             try:
-                return ort.InferenceSession(self.bundle.read_verified(fn), sess_options=opts,
-                                            providers=self.requested_providers)
+                return load_graph(self.bundle.read_verified(fn), opts, self.requested_providers)
             except BundleError:
                 raise
             except Exception as exc:  # onnxruntime raises its own exception types
                 raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({str(exc).splitlines()[0]})") from None
 
-        self.encoder = session("encoder.onnx", enc_opts)
-        self.dec_init = session("decoder_init.onnx", dec_opts)
-        self.dec_step = session("decoder_step.onnx", dec_opts)
+        # Options of their own for each graph: each load names its own empty external-data folder.
+        self.encoder = session("encoder.onnx", session_options(threads))
+        self.dec_init = session("decoder_init.onnx", session_options(1))
+        self.dec_step = session("decoder_step.onnx", session_options(1))
         self.encoder_outputs = [o.name for o in self.encoder.get_outputs()]
         # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
         # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)

@@ -34,6 +34,7 @@ from capdesk.model.bundle import (
     Bundle,
     BundleError,
     discover,
+    is_graph,
     manifest_from_bytes,
     open_bundle,
     stream_limited,
@@ -102,6 +103,10 @@ def _install(src: Path, models_dir: Path | None) -> Installed:
                     _copy_checked(src, fn, fh, tmp / fn, entry["size"], entry["sha256"])
             _write_new(tmp / "manifest.json", source.manifest_bytes)
             staged = open_bundle(tmp, "user")
+            # A graph that points outside itself (external data) is refused here, before it is ever run.
+            for fn in files:
+                if is_graph(fn):
+                    staged.check_file(fn)
             for check in (staged.vocab, staged.labels, staged.domain_model):
                 check()
             dest = dest_root / name
