@@ -32,5 +32,13 @@ MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # BCP 47-ish language tag for XMP xml:lang ("en", "pt-BR", "x-default").
 LANG_PATTERN = r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$"
 
+# A model's declared input square and attention grid (manifest ``encoder.input_size``, ``encoder.grid``).
+# Every picture is scaled to the input square before the encoder runs, so its side sets the memory a
+# batch needs: 224 (the shipped models) takes megabytes, 4096 took 3.4 GB for 8 pictures. 1024 is past
+# any captioning encoder's input (the largest common ones take 600); the grid of cells the decoder
+# attends to is at most that square at the usual stride of 16 (64 x 64).
+MODEL_INPUT_SIZE_MIN, MODEL_INPUT_SIZE_MAX = 16, 1024
+MODEL_GRID_MAX = 4096
+
 SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few hundred bytes; a megabyte is already absurd
 WATCH_FOLDERS_MAX = 256

@@ -361,9 +361,22 @@ def discover() -> tuple[list[Bundle], list[str]]:
     return list(found.values()), problems
 
 
+def looks_like_path(name_or_path: str) -> bool:
+    """Whether ``--model`` was given a path (``./NAME``, ``/...``, anything with a separator, a
+    ``.zip``) rather than a model's name.
+
+    Decided by the text alone, never by what the current folder holds: a folder named like an
+    installed model (in an unpacked archive, say) must not silently stand in for it.
+    """
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return (name_or_path in (".", "..") or any(s in name_or_path for s in seps)
+            or name_or_path.lower().endswith(".zip") or Path(name_or_path).is_absolute())
+
+
 def resolve(name_or_path: str | None = None) -> Bundle:
-    """A bundle by name (installed) or by folder/zip path; ``None`` picks the default."""
-    if name_or_path and (os.sep in name_or_path or "/" in name_or_path or Path(name_or_path).exists()):
+    """A bundle by name (installed models only) or by a folder/zip path that looks like one
+    (``looks_like_path``); ``None`` picks the default."""
+    if name_or_path and looks_like_path(name_or_path):
         return open_bundle(name_or_path)
     bundles, problems = discover()
     by_name = {b.name: b for b in bundles}
@@ -374,4 +387,7 @@ def resolve(name_or_path: str | None = None) -> Bundle:
         return bundles[0]
     known = ", ".join(sorted(by_name)) or "none"
     extra = f" ({'; '.join(problems)})" if problems else ""
-    raise BundleError(f"model {want!r} not found; installed: {known}{extra}")
+    hint = ""
+    if name_or_path and os.path.lexists(name_or_path):
+        hint = f"; for the bundle in this folder, give its path: ./{name_or_path}"
+    raise BundleError(f"model {want!r} not found; installed: {known}{hint}{extra}")

@@ -124,10 +124,14 @@ def validate(m: object) -> dict:
         raise ManifestError(f"manifest lists no {', '.join(missing)}")
 
     enc = _get(m, "encoder", "", dict)
-    _int(enc, "input_size", "encoder.", 16, 4096)
+    size = _get(enc, "input_size", "encoder.", int)
+    if not limits.MODEL_INPUT_SIZE_MIN <= size <= limits.MODEL_INPUT_SIZE_MAX:
+        raise ManifestError(f"manifest 'encoder.input_size' is {size}: it must be from {limits.MODEL_INPUT_SIZE_MIN} "
+                            f"to {limits.MODEL_INPUT_SIZE_MAX} (every picture is scaled to this square, and a "
+                            "larger one would need gigabytes of memory per batch)")
     _numbers(enc, "mean", "encoder.", 3)
     _numbers(enc, "std", "encoder.", 3, nonzero=True)
-    _int(enc, "grid", "encoder.", 1, 65536)
+    _int(enc, "grid", "encoder.", 1, limits.MODEL_GRID_MAX)
     _int(enc, "feature_dim", "encoder.", 1, 65536)
     outs = _get(enc, "outputs", "encoder.", list, required=False)
     if outs is not None and not all(isinstance(o, str) for o in outs):
