@@ -193,6 +193,7 @@ class Bundle:
         itos = data.get("itos") if isinstance(data, dict) else data
         if not isinstance(itos, list) or not all(isinstance(w, str) for w in itos):
             raise BundleError(f"{self.path}: vocab.json is not a list of words")
+        _refuse_unprintable(self.path, "vocab.json", itos)
         if len(itos) != self.manifest["vocab"]["size"]:
             raise BundleError(f"{self.path}: vocab.json has {len(itos)} words, manifest says "
                               f"{self.manifest['vocab']['size']}")
@@ -206,6 +207,7 @@ class Bundle:
         data = self.read_json(fn)
         if not isinstance(data, list) or not all(isinstance(w, str) for w in data):
             raise BundleError(f"{self.path}: {fn} is not a list of tag names")
+        _refuse_unprintable(self.path, fn, data)
         return data
 
     def domain_model(self):
@@ -242,6 +244,14 @@ class Bundle:
         return {"name": self.name, "path": str(self.path), "source": self.source,
                 "description": m.get("description", ""), "domain": m.get("domain", ""),
                 "metrics": m.get("metrics", {})}
+
+
+def _refuse_unprintable(where: Path, fn: str, words: list[str]) -> None:
+    """A model's words go into sidecars, pages and the terminal: none may hold a control character
+    (an ESC that recolours the terminal, a NUL that ends the XMP), a bidi override or a line break."""
+    for i, w in enumerate(words):
+        if not w.isprintable():
+            raise BundleError(f"{where}: {fn} entry {i} ({ascii(w)[:60]}) holds a control or invisible character")
 
 
 def is_graph(filename: str) -> bool:

@@ -33,6 +33,7 @@ from capdesk.describe.alttext import AltText
 from capdesk.imageio import IMAGE_SUFFIXES
 from capdesk.limits import SIDECAR_FORMATS, SIDECAR_NAMINGS
 from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
+from capdesk.sidecars import xmp
 from capdesk.sidecars.ledger import Ledger, LedgerError
 from capdesk.sidecars.xmp import NS, read_alt_text, read_ext_descr, render_xmp  # noqa: F401  (part of this module's API)
 from capdesk.status import Ownership, SidecarState, WriteStatus
@@ -184,6 +185,7 @@ class SidecarWriter:
 
     def write(self, image: Path, alt: AltText, force: bool | None = None) -> list[WriteOutcome]:
         overwrite = self.opts.overwrite if force is None else force
+        alt = xmp.clean_alt(alt)  # what is written, and what the ledger remembers, is the same text
         image = Path(image)
         sig = image_signature(image)
         out = []
@@ -223,13 +225,22 @@ class SidecarWriter:
             if own is Ownership.BLOCKED:
                 return WriteOutcome(p, WriteStatus.FAILED, "a folder (or other non-file) is where the sidecar goes; "
                                                  "move it away (--overwrite never replaces it)")
+            aside: Path | None = None  # where a damaged XMP sidecar was kept
             if fmt == "txt":
                 if own is Ownership.FOREIGN and not overwrite:
                     return WriteOutcome(p, WriteStatus.KEPT, "exists and was not written by CapDesk (or was edited); "
                                                   "use --overwrite to replace it")
-                data = (alt.text.replace("\n", " ").strip() + "\n").encode("utf-8")
+                data = (xmp.one_line(alt.text).strip() + "\n").encode("utf-8")
             else:
-                existing = p.read_text(encoding="utf-8") if own is not Ownership.ABSENT else None
+                existing, damage = None, None
+                if own is not Ownership.ABSENT:
+                    raw = p.read_bytes()
+                    if sha256_text(raw) != before:
+                        return WriteOutcome(p, WriteStatus.KEPT, "was changed while CapDesk was writing it; "
+                                                                 "that version is kept")
+                    existing, damage = xmp.read_existing(raw)
+                    if damage:  # kept aside, and written anew: never a failure on every later run
+                        aside = xmp.set_aside(p, raw)
                 current = read_alt_text(p) if existing is not None else None
                 rec = self.ledger.get(p)
                 # Other tools may add properties to the file; what matters is whose alt text it holds.
@@ -253,11 +264,15 @@ class SidecarWriter:
             if not swap_in(tmp, p, before):
                 with contextlib.suppress(LedgerError):
                     self.ledger.abandon(p)
+                if aside is not None:  # the damaged file is still there: its copy is not needed
+                    with contextlib.suppress(OSError):
+                        os.unlink(aside)
                 return WriteOutcome(p, WriteStatus.KEPT,
                                     "was changed while CapDesk was writing it; that version is kept")
             with contextlib.suppress(LedgerError):  # the intent stays and is confirmed on the next run
                 self.ledger.confirm(p)
-            return WriteOutcome(p, WriteStatus.WRITTEN)
+            note = f"was damaged ({damage}): kept as {aside.name} and written anew" if aside is not None else ""
+            return WriteOutcome(p, WriteStatus.WRITTEN, note=note)
 
     def status(self, image: Path) -> SidecarState:
         """Whether the picture's sidecars hold nothing, CapDesk's words or a person's."""

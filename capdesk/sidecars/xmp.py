@@ -3,12 +3,23 @@ asked, ``Iptc4xmpCore:ExtDescrAccessibility``), set in a new packet or in an exi
 every other property is kept.
 
 Parsed with ElementTree, which never fetches external entities or DTDs.
+
+Text from a picture's words, a model's labels or a paste (PDF copies carry control characters) is
+cleaned of what XML 1.0 cannot hold before it is written (``clean_text``): ElementTree would write
+it raw, and the sidecar would no longer be XML. A sidecar that is not well-formed all the same (an
+older version's, another tool's) is read back as damaged (``read_existing``), kept aside
+(``set_aside``) and written anew, never a failure on every later run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
+import os
+import re
+import shutil
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -23,6 +34,72 @@ NS = {
     "capdesk": "https://capdesk.app/ns/1.0/",
     "xml": "http://www.w3.org/XML/1998/namespace",
 }
+
+
+# What XML 1.0 cannot hold (C0 controls but tab, line feed and carriage return; lone surrogates,
+# which undecodable file names bring; U+FFFE, U+FFFF), and DEL and the C1 controls, which XML allows
+# but terminals act on (0x9B opens a control sequence as ESC [ does).
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` without the characters an XML document (or a terminal) must not be given."""
+    return _NOT_TEXT.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """``clean_text`` on one line: tabs and line breaks become spaces (a report line, a ``.txt``)."""
+    return re.sub(r"[\t\r\n]", " ", clean_text(text))
+
+
+def clean_alt(alt: AltText) -> AltText:
+    """``alt`` with every text field it writes cleaned (``clean_text``)."""
+    return dataclasses.replace(alt, text=clean_text(alt.text), extended=clean_text(alt.extended),
+                               model=clean_text(alt.model), source=clean_text(alt.source))
+
+
+def read_existing(raw: bytes) -> tuple[str | None, str | None]:
+    """(the sidecar's text, None) when it is a readable XMP packet (or blank); (None, why) when it
+    is damaged: not UTF-8, or not well-formed XML."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 at byte {exc.start}"
+    if not text.strip():
+        return text, None
+    try:
+        _parse_xmp(text)
+    except ET.ParseError as exc:
+        return None, f"not well-formed XML ({str(exc).splitlines()[0]})"
+    except ValueError as exc:
+        return None, str(exc)
+    return text, None
+
+
+def set_aside(path: Path, raw: bytes) -> Path:
+    """A copy of ``raw`` (the damaged sidecar's bytes) as ``NAME.damaged-STAMP`` beside it, never over
+    another file, with the sidecar's mode: what a person may want back is kept."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for n in range(100):
+        aside = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+                fh.flush()
+                os.fsync(fh.fileno())
+            with contextlib.suppress(OSError):
+                shutil.copymode(path, aside)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+            raise
+        return aside
+    raise FileExistsError(f"{path.parent}: cannot find a free name to keep the damaged {path.name}")
 
 
 def _q(prefix: str, local: str) -> str:
@@ -59,8 +136,10 @@ def _parse_xmp(data: str) -> ET.Element:
     if start >= 0 and end >= 0:
         body = body[start:end + len("</x:xmpmeta>")]
     elif "<rdf:RDF" in body:
-        s, e = body.find("<rdf:RDF"), body.rfind("</rdf:RDF>") + len("</rdf:RDF>")
-        body = f'<x:xmpmeta xmlns:x="adobe:ns:meta/">{body[s:e]}</x:xmpmeta>'
+        s, e = body.find("<rdf:RDF"), body.rfind("</rdf:RDF>")
+        if e < s:  # cut short: read as empty, it would be replaced and what it held lost
+            raise ValueError("not well-formed XML (the rdf:RDF element is never closed)")
+        body = f'<x:xmpmeta xmlns:x="adobe:ns:meta/">{body[s:e + len("</rdf:RDF>")]}</x:xmpmeta>'
     root = ET.fromstring(body)
     if root.tag != _q("x", "xmpmeta"):
         raise ValueError("root element is not x:xmpmeta")
@@ -131,6 +210,7 @@ def render_xmp(existing: str | None, alt: AltText, *, lang: str = "en", ext_desc
     """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties.
 
     ``ext_descr``: also write ``alt.extended`` as the extended description (when there is one)."""
+    alt = clean_alt(alt)
     source = existing if existing and existing.strip() else _EMPTY_XMP
     _register_namespaces(source)
     root = _parse_xmp(source)
