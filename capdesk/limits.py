@@ -14,6 +14,14 @@ BEAM_MIN, BEAM_MAX = 1, 20
 DEFAULT_BEAM = 3
 DEFAULT_CONFIDENCE_THRESHOLD = 0.35  # under it, a caption is said as "Probably ..." and flagged for review
 CONFIDENCE_MIN, CONFIDENCE_MAX = 0.0, 1.0
+# The trust score (capdesk.describe.trust) reads as the probability that a caption names no object that
+# is not in the picture. From TRUST_FACT_THRESHOLD up a caption is said as fact, from
+# TRUST_PROBABLY_THRESHOLD up as "Probably ...", under it the scene caption is withheld and what the
+# concepts and tags are sure of is said instead. Chosen on the val splits for a target hallucination
+# rate of facts of 5% (docs/training.md, "Saying only what is true").
+TRUST_FACT_THRESHOLD = 0.9
+TRUST_PROBABLY_THRESHOLD = 0.5
+CONCEPT_SAY_THRESHOLD = 0.6  # a concept said without a scene caption ("Probably a cat.") from this probability
 DEFAULT_TAG_THRESHOLD = 0.35  # an object tag's probability from which it is said (when the manifest names none)
 MAX_TAGS = 3
 

@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sheet", help="write a qualitative sheet (PNG) of a few images")
     p.add_argument("--json", dest="json_out", help="write the metrics to this JSON file")
     p.add_argument("--meteor", action="store_true", help="also METEOR (needs java)")
+    p.add_argument("--said-as", action="store_true",
+                   help="also describe each photo as the app does and report, for the captions said as fact, "
+                        "as 'Probably' and withheld, their shares and how many name an absent object (CHAIRs)")
 
     p = sub.add_parser("export", help="export a trained run into a model bundle")
     p.add_argument("run", help="training run folder (holds checkpoint_best.pt)")
@@ -63,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="self-critical training after fit: sampled captions rewarded by CIDEr-D")
     sub.add_parser("ensemble", add_help=False, prefix_chars="\0",
                    help="several finished runs decoding as one model (the mean of their word probabilities)")
+    sub.add_parser("ground", add_help=False, prefix_chars="\0",
+                   help="concept head, grounded beam and trust score for a bundle, chosen on val, measured on test")
     sub.add_parser("shrink", add_help=False, prefix_chars="\0",
                    help="float16 encoder and int8 decoder weights: a bundle under half the size, decoding faster")
     return ap
@@ -114,6 +119,10 @@ def _main(argv: list[str] | None = None) -> int:
         from training.scst import main as scst_main
 
         return scst_main(argv[1:])
+    if argv and argv[0] == "ground":
+        from training.grounding import main as ground_main
+
+        return ground_main(argv[1:])
     if argv and argv[0] == "finetune":
         from training.finetune import main as finetune_main
 
@@ -143,7 +152,7 @@ def _main(argv: list[str] | None = None) -> int:
         res = evaluate_bundle(Path(ns.bundle), Path(ns.data), ns.split,
                               [int(b) for b in ns.beams.split(",")], cache=ns.cache,
                               sheet=Path(ns.sheet) if ns.sheet else None, meteor=ns.meteor,
-                              image_root=Path(ns.image_root) if ns.image_root else None)
+                              image_root=Path(ns.image_root) if ns.image_root else None, said_as=ns.said_as)
         text = json.dumps(res, indent=2)
         print(text)
         if ns.json_out:

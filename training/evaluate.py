@@ -14,6 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 from capdesk.imageio import ImageError, load_image
 from capdesk.model.attention import strip
 from capdesk.model.engine import Caption, Engine
+from training.chair import chair
 from training.data import read_any
 from training.metrics import score
 
@@ -75,13 +76,15 @@ def scores_by_source(refs: dict[str, list[str]], hyps: dict[str, str], records,
     out = {}
     for g in groups:
         sub = {k: v for k, v in hyps.items() if group.get(k) == g}
-        out[g] = {"images": len(sub), **score({k: refs[k] for k in sub}, sub, meteor=meteor)}
+        out[g] = {"images": len(sub), **score({k: refs[k] for k in sub}, sub, meteor=meteor),
+                  **chair(sub, {k: refs[k] for k in sub})}
     return out
 
 
 def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[int] = (1, 3, 5),
                     cache: str = "", sheet: Path | None = None, meteor: bool = False,
-                    limit: int = 0, decoding: dict | None = None, image_root: Path | None = None) -> dict:
+                    limit: int = 0, decoding: dict | None = None, image_root: Path | None = None,
+                    said_as: bool = False) -> dict:
     engine = Engine(str(bundle), provider="cpu")
     ds = read_any(Path(data), image_root)
     records = ds.split(split)
@@ -100,6 +103,7 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         dt = time.perf_counter() - t0
         hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
         m = score(refs, hyps, meteor=meteor)
+        m.update(chair(hyps, refs))  # hallucinated objects (CHAIRs, CHAIRi), beside the n-gram metrics
         m["decode_ms_per_image"] = round(1000 * dt / len(records), 2)
         m["mean_length"] = round(float(np.mean([len(c.words) for c in caps])), 2)
         m["vocabulary_used"] = len({w for c in caps for w in c.words})
@@ -107,10 +111,33 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         for g, gm in scores_by_source(refs, hyps, records, meteor).items():
             grp = out.setdefault("by_source", {}).setdefault(g, {"images": gm.pop("images")})
             grp[f"beam{b}"] = gm
+    if said_as:
+        out["said_as"] = said_as_figures(bundle, records, refs)
     if sheet is not None:
         caps = decode_all(engine, feats[:6], max(beams))
         write_sheet(sheet, [r.image for r in records[:6]], caps, engine.grid)
         out["sheet"] = str(sheet)
+    return out
+
+
+def said_as_figures(bundle: Path, records, refs: dict[str, list[str]]) -> dict:
+    """The photos described as the app describes them with this model (its decoding, grounding and trust
+    rule): per collection and per way the caption was said, the share of photos and CHAIRs."""
+    from capdesk.describe.describer import Describer
+
+    describer = Describer(str(bundle), provider="cpu", others=[])
+    groups: dict[str, dict[str, list[str]]] = {}
+    for r, d in zip(records, describer.describe_paths([r.image for r in records], batch_size=16)):
+        if not d.ok or d.said_as is None:
+            continue
+        for g in {"all", source_group(r.source)} if r.source else {"all"}:
+            groups.setdefault(g, {}).setdefault(str(d.said_as), []).append(
+                (str(r.image), " ".join(d.caption.words) if d.caption else ""))
+    out: dict = {}
+    for g, by in groups.items():
+        n = sum(len(v) for v in by.values())
+        out[g] = {k: {"share": round(len(v) / n, 4), **chair(dict(v), {i: refs[i] for i, _ in v})}
+                  for k, v in sorted(by.items())}
     return out
 
 

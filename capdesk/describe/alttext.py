@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
 from capdesk.status import SaidAs
 
 MAX_CHARS = 150  # screen readers read alt text in one breath; long text belongs elsewhere
@@ -112,10 +112,11 @@ def tags_add_to(caption: str, tag_names: list[str]) -> bool:
 def word(caption: str | None, confidence: float | None, in_domain: bool | None, tags_sentence: str,
          tag_names: list[str], text: str | None, *, tags_mode: str = "auto", show_guess: bool = False,
          low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD, people_confidence: float = 0.0, domain: str = "",
-         plain_fact: str = "", animal_tags: list[str] | tuple[str, ...] = ()) -> Wording:
+         plain_fact: str = "", animal_tags: list[str] | tuple[str, ...] = (), trust: float | None = None) -> Wording:
     """Apply the rule above. ``tags_sentence`` is 'May contain: ...' or ''; ``animal_tags`` are the
     tag names that name animals; ``plain_fact`` is a fact computed from the pixels ('A blank white
-    image.') or ''."""
+    image.') or ''. ``trust`` (``capdesk.describe.trust``), when the model has it, decides between
+    fact, "Probably" and withheld in place of the confidence alone."""
     cap = clean_caption(caption) if caption else ""
     parts: list[str] = []
     reason: str | None = None
@@ -123,7 +124,14 @@ def word(caption: str | None, confidence: float | None, in_domain: bool | None, 
         said_as = SaidAs.WITHHELD if cap else SaidAs.NONE
         reason = (f"the picture is unlike those the model knows ({domain or 'its training pictures'}), "
                   "so its scene caption was withheld") if cap else "the model gave no caption"
-    elif confidence is not None and confidence < low_confidence:
+    elif trust is not None and trust < TRUST_PROBABLY_THRESHOLD:
+        said_as = SaidAs.WITHHELD
+        reason = (f"the caption is more likely than not to name something that is not there (trust {trust:.2f}), "
+                  "so it was withheld")
+    elif trust is not None and trust < TRUST_FACT_THRESHOLD:
+        said_as = SaidAs.PROBABLY
+        reason = f"the caption may name something that is not there (trust {trust:.2f})"
+    elif trust is None and confidence is not None and confidence < low_confidence:
         said_as, reason = SaidAs.PROBABLY, f"the model was unsure (confidence {confidence:.2f})"
     elif confidence is not None and confidence < people_confidence and names_people(cap):
         said_as = SaidAs.PROBABLY

@@ -22,9 +22,13 @@ from PIL import Image
 from capdesk.describe import ocr, tags
 from capdesk.describe.alttext import AltText, Wording, word
 from capdesk.describe.extdescr import extended_description
+from capdesk.describe.grounding import bias_matrix, token_concepts
+from capdesk.describe.objects import WORD_CATEGORY
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
+from capdesk.describe.trust import TAG_THRESHOLD as TRUST_TAG_THRESHOLD
+from capdesk.describe.trust import Evidence, TrustModel
 from capdesk.imageio import load_image, original_size
-from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
+from capdesk.limits import CONCEPT_SAY_THRESHOLD, DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
 from capdesk.model.bundle import Bundle, BundleError, discover
 from capdesk.model.domain import Route, route
 from capdesk.model.engine import Caption, Engine, load_in_batches
@@ -39,6 +43,9 @@ PEOPLE_CONFIDENCE = 0.0
 # textures, cells and handwriting (scikit-image's cell.png and text.png) far more often than a
 # picture holds a single character.
 MIN_TEXT_CHARS = 2
+OBJECT_WORDS = frozenset(WORD_CATEGORY)  # concept words that name a thing one can point at
+MAX_CONCEPTS = 10  # the confident concepts listed in --json, most likely first
+MAX_SAID_OBJECTS = 3  # objects the concepts are sure of, said when no scene caption is
 OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no text was read"
 
 
@@ -68,6 +75,8 @@ class Described:
     reason: str | None = None  # why, in one line (for the JSON, the report and the GUI; never the alt text)
     text_status: TextStatus = TextStatus.SKIPPED
     facts: PictureFacts | None = field(default=None, repr=False)
+    trust: float | None = None  # how far the caption can be trusted (capdesk.describe.trust), when the model says
+    concepts: list[tuple[str, float]] = field(default_factory=list)  # words a person would use, confident ones
 
     @property
     def ok(self) -> bool:
@@ -105,7 +114,9 @@ class Described:
                 "text": self.text, "description": self.description if self.ok else None,
                 "words": c.words if c else None, "model": self.model, "error": self.error,
                 "said_as": self.said_as, "review": self.review if self.ok else None,
-                "reason": self.reason if self.ok else None, "text_status": self.text_status}
+                "reason": self.reason if self.ok else None, "text_status": self.text_status,
+                "trust": None if self.trust is None else round(self.trust, 4),
+                "concepts": [{"word": w, "probability": round(p, 4)} for w, p in self.concepts]}
 
 
 def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
@@ -117,12 +128,16 @@ def compose(caption: str | None, confidence: float | None, in_domain: bool | Non
 
 def wording(caption: str | None, confidence: float | None, in_domain: bool | None,
             tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
-            domain: str = "", fact: str = "", animals: frozenset[str] = frozenset()) -> Wording:
-    """One short description about the picture only, saying uncertain parts as such."""
-    return word(caption, confidence, in_domain, tags.plain(tag_list), [n for n, _ in tag_list], text,
+            domain: str = "", fact: str = "", animals: frozenset[str] = frozenset(),
+            trust: float | None = None, objects: list[str] | None = None) -> Wording:
+    """One short description about the picture only, saying uncertain parts as such. ``objects``: what
+    the concepts are sure the picture shows, said beside the tags when the scene caption is not."""
+    named = [(o, 1.0) for o in objects or () if not any(o in n.lower().split() for n, _ in tag_list)]
+    said_tags = (tag_list + named)[:MAX_SAID_OBJECTS + len(tag_list)]
+    return word(caption, confidence, in_domain, tags.plain(said_tags), [n for n, _ in said_tags], text,
                 tags_mode=opts.tags, show_guess=opts.show_guess, low_confidence=opts.low_confidence,
                 people_confidence=opts.people_confidence, domain=domain, plain_fact=fact,
-                animal_tags=[n for n, _ in tag_list if n in animals])
+                animal_tags=[n for n, _ in tag_list if n in animals], trust=trust)
 
 
 def animal_names(labels: list[str] | None) -> frozenset[str]:
@@ -172,6 +187,8 @@ class Describer:
         # that pass gives what its decoder takes (a decoder that tunes the encoder's top takes the
         # trunk, which older encoders lack). The others still judge with their gates whose picture it is.
         self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary.encoder_outputs}
+        self._tokens: dict[str, np.ndarray] = {}
+        self._trust_models: dict[str, TrustModel | None] = {}
 
     @property
     def name(self) -> str:
@@ -201,12 +218,36 @@ class Describer:
             idx = [i for i, r in enumerate(routes) if r.model == name]
             eng = self.engines[name]
             with eng._lock:
-                caps = eng.decode(eng.decoder_input(named)[idx], beam, None if logits is None else logits[idx])
-            for i, cap in zip(idx, caps):
-                results[i] = self._finish(paths[i], images[i], cap, eng, routes[i])
+                probs = None if eng.concepts is None else eng.concepts.probabilities(feats[idx])
+                caps = eng.decode(eng.decoder_input(named)[idx], beam, None if logits is None else logits[idx],
+                                  self._grounding(eng, probs))
+            for j, (i, cap) in enumerate(zip(idx, caps)):
+                results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
+                                          None if probs is None else probs[j])
         return results  # type: ignore[return-value]
 
-    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route) -> Described:
+    def _grounding(self, eng: Engine, probs: np.ndarray | None) -> np.ndarray | None:
+        """The beam's penalties on object words these pictures' concepts do not support, or None."""
+        if probs is None or eng.concepts is None or eng.concepts.grounding is None:
+            return None
+        if eng.name not in self._tokens:
+            self._tokens[eng.name] = token_concepts(eng.vocab, eng.concepts.words)
+        g = eng.concepts.grounding
+        return bias_matrix(self._tokens[eng.name], probs, g.alpha, g.tau)
+
+    def _trust(self, eng: Engine, cap: Caption, probs: dict[str, float] | None, where: Route) -> float | None:
+        if probs is None:
+            return None
+        if eng.name not in self._trust_models:
+            self._trust_models[eng.name] = TrustModel.from_manifest(eng.bundle.manifest.get("trust"))
+        model = self._trust_models[eng.name]
+        if model is None:
+            return None
+        evidence_tags = tags.top_tags(cap.class_logits, eng.labels, TRUST_TAG_THRESHOLD, MAX_TAGS)
+        return model.score(Evidence(cap.words, cap.confidence, probs, cap.finalists, evidence_tags, where.ratio))
+
+    def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
+                probs: np.ndarray | None = None) -> Described:
         in_dom = where.in_domain
         t = eng.bundle.manifest.get("tags", {})
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
@@ -224,10 +265,20 @@ class Describer:
                       facts=picture_facts(img, size))
         domain = eng.bundle.manifest.get("domain", "")
         animals = animal_names(eng.labels)
-        w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals)
+        conc = None if probs is None else dict(zip(eng.concepts.words, map(float, probs)))
+        d.trust = self._trust(eng, cap, conc, where)
+        if conc:
+            sure = sorted(((w, p) for w, p in conc.items() if p >= eng.concepts.threshold), key=lambda wp: -wp[1])
+            d.concepts = sure[:MAX_CONCEPTS]
+        # Objects said without a scene caption come from the concepts only inside the model's domain:
+        # outside it the concept head is as lost as the captioner.
+        objects = [w for w, p in d.concepts if p >= CONCEPT_SAY_THRESHOLD and w in OBJECT_WORDS] if in_dom else []
+        w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals, trust=d.trust,
+                    objects=objects[:MAX_SAID_OBJECTS])
         if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
-            w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals)
+            w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals,
+                        trust=d.trust, objects=objects[:MAX_SAID_OBJECTS])
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
         if status is TextStatus.UNAVAILABLE and d.review:
             d.reason = f"{d.reason}; {OCR_MISSING}"

@@ -52,11 +52,16 @@ def beam_finalists(
     length_alpha: float = 1.0,
     block_ngram: int = 0,
     banned: tuple[int, ...] = (),
+    bias: np.ndarray | None = None,
 ) -> list[list[Hypothesis]]:
     """Every caption the search finished for each image (as many as the beam is wide, fewer when
     the search ran dry), best first. ``init`` is (h, c) with one row per image;
     ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
     image rows (``rows`` maps each beam to its image, so the caller can pick features).
+
+    ``bias`` [n_images, V] (zero or negative) is added to every word's log-probability when the
+    search ranks its candidates, not to the log-probabilities it records: grounding steers which
+    caption is chosen without changing how sure the model was of its words.
     """
     K = max(1, int(beam))
     h0, c0 = init
@@ -96,7 +101,8 @@ def beam_finalists(
                     if block_ngram:
                         for w in _blocked(seqs[n][k], block_ngram):
                             logp[n, k, w] = -np.inf
-            cand = (scores[n][:, None] + logp[n]).ravel()
+            ranked = logp[n] if bias is None else logp[n] + bias[n]
+            cand = (scores[n][:, None] + ranked).ravel()
             take = int(live[n])
             top = np.argpartition(-cand, take - 1)[:take]
             top = top[np.argsort(-cand[top], kind="stable")]
