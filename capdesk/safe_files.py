@@ -8,6 +8,10 @@
   there a moment ago is still at hand (under the temporary name) and can be put back if it is not
   the one the caller checked; a file that did not exist is created with ``RENAME_NOREPLACE``, so
   one made meanwhile is never replaced. Elsewhere it falls back to ``os.replace``.
+* temporary names: ``.NAME.PID.XXXXXXXX.tmp`` beside the file, NAME shortened when the whole would
+  not fit in a file name (255 bytes), so any name that fits can be written. An empty one left by a
+  process that is gone (killed before it wrote a byte) is removed the next time CapDesk writes in
+  that folder; one with content is never removed, since after a swap it may hold a person's file.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ import ctypes
 import errno
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,6 +47,13 @@ def _load_renameat2():
 
 _renameat2 = _load_renameat2()
 
+NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems alike
+# CapDesk's temporary names, as write_temp makes them; older versions wrote them without the PID.
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+?)\.(?:(?P<pid>\d{1,10})\.)?[0-9a-f]{8}\.tmp$", re.DOTALL)
+LEGACY_TEMP_STALE_S = 3600  # a temp name without a PID: left over once older than this
+_swept: set[str] = set()
+_swept_lock = threading.Lock()
+
 
 def snapshot(path: Path) -> str | None:
     """What is at ``path`` now: None (nothing), 'not-a-file:<kind>', or the sha256 of its bytes."""
@@ -58,11 +72,71 @@ def snapshot(path: Path) -> str | None:
         return None
 
 
+def temp_name(name: str, pid: int, token: str) -> str:
+    """``.NAME.PID.TOKEN.tmp``, NAME cut (at a character) so that the whole fits in ``NAME_MAX`` bytes."""
+    tail = f".{pid}.{token}.tmp"
+    room = NAME_MAX - 1 - len(tail)
+    short = name
+    while len(os.fsencode(short)) > room:
+        short = short[:-1]
+    return f".{short}{tail}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process (or no way to tell): treated as alive
+    return True
+
+
+def is_stale_temp(entry: os.DirEntry | Path) -> bool:
+    """An empty CapDesk temporary file whose writer is gone (see the module's notes)."""
+    m = _TEMP_NAME.match(entry.name)
+    if m is None:
+        return False
+    try:
+        st = os.lstat(entry)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size != 0:
+        return False
+    if m.group("pid") is not None:
+        return not _pid_alive(int(m.group("pid")))
+    return time.time() - st.st_mtime > LEGACY_TEMP_STALE_S
+
+
+def sweep_stale_temps(folder: Path) -> list[Path]:
+    """Remove the stale temporary files in ``folder`` (once per folder and process); what was removed."""
+    key = os.path.abspath(folder)
+    with _swept_lock:
+        if key in _swept:
+            return []
+        _swept.add(key)
+    removed = []
+    try:
+        with os.scandir(folder) as it:
+            entries = [e for e in it if e.name.startswith(".") and e.name.endswith(".tmp")]
+    except OSError:
+        return []
+    for e in entries:
+        if is_stale_temp(e):
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+                removed.append(Path(e.path))
+    return removed
+
+
 def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
     """A new hidden file beside ``path`` holding ``data``, flushed to disk; mode from ``like`` or the umask."""
     path = Path(path)
+    sweep_stale_temps(path.parent)
     for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        tmp = path.with_name(temp_name(path.name, os.getpid(), secrets.token_hex(4)))
         try:
             # 0o666 and the umask decide the mode, as for any new file (mkstemp would force 0600).
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
@@ -85,6 +159,27 @@ def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
             os.unlink(tmp)
         raise
     return tmp
+
+
+def cannot_write_in(folder: Path) -> str | None:
+    """Why no file can be made in ``folder`` ('Permission denied', 'Read-only file system'), or None.
+
+    Asked by making (and at once removing) an empty temporary file, since only trying tells: root
+    ignores permission bits, a read-only mount shows in none of them. A folder that is yet to be made
+    is judged by its nearest existing parent."""
+    f = Path(os.path.abspath(folder))
+    while not os.path.lexists(f) and f.parent != f:
+        f = f.parent
+    if not f.is_dir():
+        return "not a folder"
+    probe = f / temp_name("capdesk-probe", os.getpid(), secrets.token_hex(4))
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
 
 
 def swap_in(tmp: Path, path: Path, expected: str | None) -> bool:

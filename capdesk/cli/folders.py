@@ -76,12 +76,22 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         bar = tqdm(unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
+    blocked: set[str] = set()  # the errors of folders already said in one line
+
+    def on_blocked(folder: Path, why: str, row_error: str) -> None:
+        blocked.add(row_error)
+        hint = "" if ns.out else "; --out DIR writes the sidecars into another folder instead"
+        msg = f"capdesk: error: {folder}: sidecars cannot be written in this folder ({why}); nothing in it is " \
+              f"described{hint}"
+        (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr, flush=True))
 
     def progress(done: int, total: int, row) -> None:
         if bar is not None:
             bar.total = total
             bar.update(1)
-        if row.status == RowStatus.FAILED:
+        if row.status == RowStatus.FAILED and row.error in blocked:
+            pass  # its folder was said once
+        elif row.status == RowStatus.FAILED:
             msg = f"capdesk: {row.path}: {row.error}"
             (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
         elif row.status == RowStatus.CAPTIONED:
@@ -110,24 +120,29 @@ def cmd_batch(ns: argparse.Namespace) -> int:
                            describe=ray_run.stream if ray_run is not None else None,
                            # Many workers feed this one process: its disk waits overlap (a network
                            # file system's round trips above all) instead of queueing behind each other.
-                           writers=RAY_WRITERS if ray_run is not None else 1)
+                           writers=RAY_WRITERS if ray_run is not None else 1, on_blocked=on_blocked)
     finally:
         signal.signal(signal.SIGINT, previous)
         if ray_run is not None:
             ray_run.close()
             sys.stdout = rows_out
     if ns.embed:
-        from capdesk.sidecars.writer import SidecarError, embed_in_image
+        from capdesk.sidecars.writer import SidecarError, embed_in_image, image_signature
 
         for row in result.rows:
             if row.status != RowStatus.CAPTIONED:
                 continue
-            xmp = writer.paths(Path(row.path))["xmp"]
+            image = Path(row.path)
+            xmp = writer.paths(image)["xmp"]
+            before = image_signature(image)
             try:
-                embed_in_image(Path(row.path), xmp)
+                embed_in_image(image, xmp)
             except SidecarError as exc:
                 row.status, row.error = RowStatus.FAILED, f"embedding: {exc}"
                 print(f"capdesk: {exc}", file=sys.stderr)
+            else:
+                # The picture changed only by taking in its own alt text: the next run skips it.
+                writer.follow_embedding(image, before)
     if bar is not None:
         bar.close()
     if ns.report:
@@ -203,9 +218,26 @@ def cmd_watch(ns: argparse.Namespace) -> int:
     if writer is None:
         return EXIT_USAGE
     speaker = speaker_or_say("warning")[0] if ns.speak else None
+    stop = threading.Event()
+    reader_gone = threading.Event()  # stdout's reader went away (capdesk watch ... | head -1)
+    waiting: set[Path] = set()  # files said to be waited for, until they are handled
+
+    def on_waiting(path: Path, reason: str) -> None:
+        if path not in waiting:
+            waiting.add(path)
+            print(f"capdesk: {path}: waiting until it is completely written and readable ({reason}); "
+                  f"after {watcher.give_up:.0f} s without a change it is reported as it is", file=sys.stderr,
+                  flush=True)
 
     def handle(paths: list) -> None:
-        result = run_batch(paths, engine, writer, beam=ns.beam)
+        waiting.difference_update(paths)
+        try:
+            show(run_batch(paths, engine, writer, beam=ns.beam))
+        except BrokenPipeError:
+            reader_gone.set()
+            stop.set()
+
+    def show(result) -> None:
         for row in result.rows:
             if ns.json:
                 from dataclasses import asdict
@@ -224,11 +256,11 @@ def cmd_watch(ns: argparse.Namespace) -> int:
 
                 speaker.say(row.alt_text, Priority.NORMAL)  # new pictures wait their turn
 
-    stop = threading.Event()
     # Set both explicitly: a process started with SIGINT ignored (nohup, '&' in a script, a service
     # manager) keeps ignoring it otherwise, and SIGTERM is what service managers and kill send.
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    watcher = FolderWatcher([Path(p) for p in ns.paths], handle, recursive=ns.recursive, writer=writer)
+    watcher = FolderWatcher([Path(p) for p in ns.paths], handle, recursive=ns.recursive, writer=writer,
+                            on_waiting=on_waiting)
     watcher.start()
     try:
         # The readiness line: from here on a new image is seen (tests and service scripts wait for it).
@@ -245,4 +277,6 @@ def cmd_watch(ns: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     print("capdesk: stopped watching", file=sys.stderr, flush=True)
+    if reader_gone.is_set():
+        raise BrokenPipeError  # said (or rather not said) as for every command: see cli.main
     return EXIT_OK

@@ -22,7 +22,8 @@ from urllib.parse import quote
 
 from capdesk.describe.describer import Described, Describer
 from capdesk.model.engine import expand_paths
-from capdesk.sidecars.writer import SidecarWriter, atomic_write, read_alt_text
+from capdesk.safe_files import cannot_write_in
+from capdesk.sidecars.writer import SidecarWriter, WriteOutcome, atomic_write, read_alt_text
 from capdesk.status import RowStatus, WriteStatus
 
 
@@ -69,6 +70,8 @@ def counts_summary(counts: dict[str, int]) -> str:
 
 
 ProgressFn = Callable[[int, int, Row], None]
+# Told once per folder where no sidecar can be written (folder, why, the error its pictures' rows carry).
+BlockedFn = Callable[[Path, str, str], None]
 # Describes the pictures it is given, yielding one ``Described`` per path in the same order; a
 # generator is closed when the batch is cancelled, so it can stop its work (and its Ray job).
 DescribeStream = Callable[[list[str]], Iterator[Described]]
@@ -93,6 +96,7 @@ def run_batch(
     batch_size: int = 8,
     describe: DescribeStream | None = None,
     writers: int = 1,
+    on_blocked: BlockedFn | None = None,
 ) -> BatchResult:
     """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
 
@@ -105,7 +109,10 @@ def run_batch(
     done here, through this one ledger, so every way of describing keeps the same rules. ``writers``
     threads write the sidecars while the next pictures are described (rows still come out in
     order): writing is mostly waiting for the disk, and on a network file system that wait is what
-    limits a big batch."""
+    limits a big batch.
+
+    A folder where no sidecar can be made (read-only, no permission) is found before anything is
+    described: its pictures fail at once with one reason, told once through ``on_blocked``."""
     if threshold is None:
         threshold = describer.options.low_confidence
     t0 = time.monotonic()
@@ -129,6 +136,7 @@ def run_batch(
             emit(_skipped(p, writer, threshold))
         else:
             todo.append(p)
+    todo = _drop_blocked(todo, writer, emit, on_blocked)
     interrupted = cancelled()
     if todo and not interrupted:
         stream = (describe or local_stream(describer, beam, batch_size))(todo)
@@ -139,6 +147,32 @@ def run_batch(
             if close is not None:
                 close()
     return BatchResult(rows, interrupted, time.monotonic() - t0)
+
+
+def _drop_blocked(todo: list[str], writer: SidecarWriter, emit: Callable[[Row], None],
+                  on_blocked: BlockedFn | None) -> list[str]:
+    """The pictures whose sidecar folders can be written; the others are emitted as failed."""
+    verdict: dict[Path, str | None] = {}
+    keep = []
+    for p in todo:
+        try:
+            folders = sorted({s.parent for s in writer.paths(Path(p)).values()})
+        except (OSError, ValueError):
+            keep.append(p)  # the write will say what is wrong
+            continue
+        blocked = None
+        for folder in folders:
+            if folder not in verdict:
+                why = cannot_write_in(folder)
+                verdict[folder] = None if why is None else f"sidecars cannot be written in {folder} ({why})"
+                if why is not None and on_blocked is not None:
+                    on_blocked(folder, why, verdict[folder])
+            blocked = blocked or verdict[folder]
+        if blocked:
+            emit(Row(p, RowStatus.FAILED, error=blocked))
+        else:
+            keep.append(p)
+    return keep
 
 
 def _write_all(stream: Iterable[Described], writer: SidecarWriter, emit: Callable[[Row], None],
@@ -215,7 +249,30 @@ def write_described(res: Described, writer: SidecarWriter) -> Row:
         row.status, row.error = RowStatus.FAILED, "; ".join(f"{o.path.name}: {o.reason}" for o in failed)
     elif kept and not row.sidecars:
         row.status, row.error = RowStatus.KEPT, "; ".join(f"{o.path.name}: {o.reason}" for o in kept)
+    elif kept:
+        differ = _differing(kept, res.description)
+        if differ:
+            written = " and ".join(Path(p).name for p in row.sidecars)
+            names = " and ".join(o.path.name for o in differ)
+            said = (f"{names} holds other words (edited by hand, or not written by CapDesk) and is kept; "
+                    f"{written} now {'hold' if len(row.sidecars) > 1 else 'holds'} the new description, so they "
+                    f"differ: check {names}, or use --overwrite to replace it")
+            row.note = f"{row.note}; {said}" if row.note else said
     return row
+
+
+def _differing(kept: list[WriteOutcome], description: str) -> list[WriteOutcome]:
+    """The kept sidecars whose alt text is not ``description`` (what a person would see disagree)."""
+    want = " ".join(description.split())
+    out = []
+    for o in kept:
+        try:
+            text = o.path.read_text(encoding="utf-8") if o.path.suffix == ".txt" else read_alt_text(o.path)
+        except (OSError, UnicodeDecodeError, ValueError):
+            text = None
+        if text is None or " ".join(text.split()) != want:
+            out.append(o)
+    return out
 
 
 # -- reports -----------------------------------------------------------------------------------
@@ -288,7 +345,9 @@ def _html(result: BatchResult, base: Path) -> str:
             f"<figcaption><strong>{html.escape(Path(r.path).name)}</strong>"
             f"<p>{html.escape(r.alt_text) if r.alt_text else '(no alt text)'}</p>{note}"
             f"<p class='meta'>{html.escape(r.status)}"
-            f"{f', confidence {r.confidence:.2f}' if r.confidence is not None else ''}</p></figcaption></figure></li>")
+            # An empty alt text says no caption: a confidence beside it would be the unsaid caption's.
+            f"{f', confidence {r.confidence:.2f}' if r.confidence is not None and r.alt_text else ''}"
+            "</p></figcaption></figure></li>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Alt text review</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -188,6 +188,11 @@ class Ledger:
         key = (self._key(path),)
         self._run("", many=[("DELETE FROM sidecars WHERE path = ?", key), ("DELETE FROM intents WHERE path = ?", key)])
 
+    def reimage(self, path: Path, before: str, after: str) -> None:
+        """The record of ``path`` was made for the picture at signature ``before``, which CapDesk itself
+        changed to ``after``: it holds for ``after`` now (a record for another signature is left alone)."""
+        self._run("UPDATE sidecars SET image = ? WHERE path = ? AND image = ?", (after, self._key(path), before))
+
     def move(self, old: Path, new: Path) -> None:
         self._run("UPDATE OR REPLACE sidecars SET path = ? WHERE path = ?", (self._key(new), self._key(old)))
 

@@ -200,9 +200,21 @@ class SidecarWriter:
                 if clash:
                     res.note = self._clash_note(image, fmt, clash)
                 out.append(res)
-            except (OSError, ValueError, ET.ParseError, LedgerError) as exc:
+            except OSError as exc:  # said as the sidecar's own name and why, never the temporary file's
+                out.append(WriteOutcome(p, WriteStatus.FAILED, f"cannot be written ({exc.strerror or exc})"))
+            except (ValueError, ET.ParseError, LedgerError) as exc:
                 out.append(WriteOutcome(p, WriteStatus.FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0]))
         return out
+
+    def follow_embedding(self, image: Path, before: str) -> None:
+        """The picture was changed by ``embed_in_image`` (signature ``before`` until then): CapDesk's
+        sidecars made for it still describe it, so the next run skips it instead of describing it again."""
+        after = image_signature(image)
+        if not before or not after or before == after:
+            return
+        for p in self.paths(image).values():
+            with contextlib.suppress(LedgerError):
+                self.ledger.reimage(p, before, after)
 
     def _clash_note(self, image: Path, fmt: str, clash: list[Path]) -> str:
         stem_name = self.sidecar(image, fmt, "stem")
