@@ -2,6 +2,10 @@
 
 Everything a user can point CapDesk at passes through ``load_image``: it either
 returns an RGB Pillow image or raises ``ImageError`` with a one-line reason.
+
+A multi-page TIFF is described by its first page; ``info["pages"]`` says how many it has. TIFFs
+whose samples Pillow has no mode for (floating point or 64-bit numbers, RGB stored plane by plane,
+as scientific software writes them) are read here when uncompressed (``_plain_tiff``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ IMAGE_SUFFIXES = frozenset(
 # Pillow's own bomb limit is a warning at 89 Mpx; we refuse earlier and with our own message.
 MAX_PIXELS = 80_000_000
 MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_TIFF_PAGES = 100_000  # pages counted at most (a loop of pages in a damaged file ends there too)
+# TIFF SampleFormat (1 unsigned, 2 signed, 3 floating point) and bits per sample -> numpy type.
+_TIFF_SAMPLES = {(1, 8): "u1", (1, 16): "u2", (1, 32): "u4", (1, 64): "u8", (2, 8): "i1", (2, 16): "i2",
+                 (2, 32): "i4", (2, 64): "i8", (3, 16): "f2", (3, 32): "f4", (3, 64): "f8"}
 
 
 class ImageError(Exception):
@@ -98,6 +106,7 @@ def load_image(
                 raise ImageError(
                     path, f"image too large ({w}x{h} = {w * h / 1e6:.0f} Mpx, limit {max_pixels / 1e6:.0f} Mpx)"
                 )
+            pages = int(getattr(img, "n_frames", 1) or 1) if img.format == "TIFF" else 1
             if getattr(img, "is_animated", False):
                 img = next(iter(ImageSequence.Iterator(img))).copy()
             # EXIF orientations 5-8 turn the picture a quarter: its upright width is the stored height.
@@ -107,12 +116,16 @@ def load_image(
             img.load()
             img = _to_rgb(ImageOps.exif_transpose(img))
             img.info["original_size"] = upright
+            if pages > 1:
+                img.info["pages"] = pages
             return img
     except ImageError:
         raise
     except PermissionError:
         raise ImageError(path, "permission denied") from None
     except UnidentifiedImageError:
+        if _is_tiff(p):
+            return _plain_tiff(p, max_pixels)
         raise ImageError(path, "not an image, or a format Pillow cannot read") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         limit = f"{max_pixels / 1e6:.0f} Mpx"
@@ -122,6 +135,90 @@ def load_image(
         if "truncated" in msg.lower():
             msg = "truncated or corrupt image data"
         raise ImageError(path, f"cannot decode image ({msg})") from None
+
+
+def _is_tiff(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) in (b"II*\0", b"MM\0*")
+    except OSError:
+        return False
+
+
+def _plain_tiff(path: Path, max_pixels: int) -> Image.Image:
+    """The first page of an uncompressed TIFF whose samples Pillow has no mode for, as RGB."""
+    from PIL.TiffImagePlugin import ImageFileDirectory_v2
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            first, pages, offset, seen = None, 0, ImageFileDirectory_v2(head).next, set()
+            while offset and offset not in seen and pages < MAX_TIFF_PAGES:
+                seen.add(offset)
+                fh.seek(offset)
+                ifd = ImageFileDirectory_v2(head)
+                ifd.load(fh)
+                first = first or dict(ifd)
+                pages += 1
+                offset = ifd.next
+            if first is None:
+                raise ImageError(path, "cannot decode image (a TIFF without pages)")
+            arr = _tiff_samples(path, fh, first, "<" if head[:2] == b"II" else ">", max_pixels)
+    except ImageError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, SyntaxError) as exc:
+        raise ImageError(path, f"cannot decode image ({str(exc).splitlines()[0] if str(exc) else 'damaged TIFF'})") \
+            from None
+    img = _to_rgb(Image.fromarray(arr))
+    img.info["original_size"] = img.size
+    if pages > 1:
+        img.info["pages"] = pages
+    return img
+
+
+def _tiff_samples(path: Path, fh, tags: dict, order: str, max_pixels: int) -> np.ndarray:
+    """One page's pixels, 8-bit, as an (h, w) or (h, w, 3) array."""
+    w, h = int(tags[256]), int(tags[257])
+    if w <= 0 or h <= 0:
+        raise ImageError(path, f"invalid image size {w}x{h}")
+    if w * h > max_pixels:
+        raise ImageError(path, f"image too large ({w}x{h} = {w * h / 1e6:.0f} Mpx, limit {max_pixels / 1e6:.0f} Mpx)")
+    spp = int(tags.get(277, 1))
+    bits, kinds = tags.get(258, (1,)), tags.get(339, (1,))
+    bits, kinds = (bits if isinstance(bits, tuple) else (bits,)), (kinds if isinstance(kinds, tuple) else (kinds,))
+    dtype = _TIFF_SAMPLES.get((int(kinds[0]), int(bits[0])))
+    photometric = int(tags.get(262, 1))
+    if dtype is None or len(set(bits)) > 1 or len(set(kinds)) > 1 or photometric not in (0, 1, 2) \
+            or (photometric == 2 and spp < 3):
+        raise ImageError(path, "not an image, or a format Pillow cannot read")
+    compression = int(tags.get(259, 1))
+    if compression != 1 or 322 in tags:
+        raise ImageError(path, f"cannot decode image (a TIFF with {bits[0]}-bit samples that is compressed or tiled: "
+                               "only uncompressed strips of such samples are read)")
+    offsets, counts = tags[273], tags[279]
+    offsets, counts = (offsets if isinstance(offsets, tuple) else (offsets,)), \
+        (counts if isinstance(counts, tuple) else (counts,))
+    item = np.dtype(dtype).newbyteorder(order)
+    need = w * h * spp * item.itemsize
+    data = bytearray()
+    for off, n in zip(offsets, counts):
+        if len(data) >= need:
+            break
+        fh.seek(int(off))
+        data += fh.read(min(int(n), need - len(data)))
+    if len(data) < need:
+        raise ImageError(path, "cannot decode image (truncated or corrupt image data)")
+    a = np.frombuffer(bytes(data), dtype=item).astype(np.float64)
+    a = a.reshape(spp, h, w).transpose(1, 2, 0) if int(tags.get(284, 1)) == 2 else a.reshape(h, w, spp)
+    a = a[:, :, :3] if photometric == 2 else a[:, :, 0]
+    finite = np.isfinite(a)
+    lo, hi = (float(a[finite].min()), float(a[finite].max())) if finite.any() else (0.0, 0.0)
+    if item.kind == "f" and lo >= 0 and hi <= 1:
+        a = a * 255  # the usual range of floating-point pictures
+    elif lo < 0 or hi > 255:
+        a = (a - lo) / ((hi - lo) or 1.0) * 255
+    a = np.clip(np.rint(np.where(finite, a, 0)), 0, 255).astype(np.uint8)
+    return 255 - a if photometric == 0 else a  # 0: WhiteIsZero
 
 
 @dataclass(frozen=True)

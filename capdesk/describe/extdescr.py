@@ -4,7 +4,8 @@ picture, in plain sentences, for the reader who wants more than the alt text's o
 It says what the model said in the same honest words as the alt text ("Probably ...", or
 "A guess, for a picture unlike the model's training photos: ..." where the alt text withholds
 the caption), the object tags with how likely each is, the text read, and plain facts about
-the pixels (size, orientation, main colours). Unlike the alt text it may name the model, but
+the pixels (size, orientation, main colours; for a file of several pages, how many there are and
+that the first is the one described). Unlike the alt text it may name the model, but
 only where that says how far to trust its words.
 """
 
@@ -27,4 +28,6 @@ def extended_description(caption: str | None, said_as: SaidAs | str | None, tags
         parts.append(quoted_text(text).replace("Text:", "Text read in the picture:", 1))
     if facts is not None:
         parts.append(facts.sentence())
+        if facts.pages > 1:
+            parts.append(f"The file has {facts.pages} pages; this describes the first.")
     return " ".join(parts)

@@ -88,6 +88,7 @@ class PictureFacts:
     width: int  # pixels, upright (after the EXIF orientation)
     height: int
     colours: tuple[str, ...]  # the main colours by name, the most widespread first
+    pages: int = 1  # a multi-page file (TIFF): how many pages; the first is the one described
 
     @property
     def orientation(self) -> str:
@@ -127,4 +128,4 @@ def main_colours(img: Image.Image) -> tuple[str, ...]:
 def picture_facts(img: Image.Image, size: tuple[int, int] | None = None) -> PictureFacts:
     """Facts about ``img``; ``size``: the picture's real size when ``img`` was decoded smaller."""
     w, h = size or img.size
-    return PictureFacts(int(w), int(h), main_colours(img))
+    return PictureFacts(int(w), int(h), main_colours(img), int(img.info.get("pages", 1)))
