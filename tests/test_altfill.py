@@ -374,7 +374,8 @@ def test_a_page_edited_during_the_run_is_not_overwritten(site, describer, tmp_pa
         assert p == page
         page.write_bytes(theirs)
 
-    result = run_alt_fill([page], describer, backup_dir=tmp_path / "b", before_write=someone_saves)
+    result = run_alt_fill([page], describer, backup_dir=tmp_path / "b", before_write=someone_saves,
+                          allow_roots=[site])  # its picture is in ../img, outside the page's folder
     assert page.read_bytes() == theirs
     (row,) = result.pages
     assert row.status == "failed" and "changed while CapDesk was working" in row.error
@@ -429,7 +430,8 @@ def test_cli_dry_run_changes_nothing_and_prints_the_diff(site, tmp_path, alts):
 
 def test_cli_fills_reports_and_exits_as_batch_does(site, tmp_path, alts):
     report = tmp_path / "report.json"
-    r = run_cli("alt-fill", str(site / "docs"), "-r", "-q", "--ocr", "never", "--report", str(report))
+    r = run_cli("alt-fill", str(site / "docs"), "-r", "-q", "--ocr", "never", "--report", str(report),
+                "--allow-root", str(site))  # the pictures of docs/ are in ../img
     assert r.returncode == 0, r.stderr  # everything in docs/ exists
     lines = r.stdout.splitlines()
     assert f"{site / 'docs' / 'guide.md'}:3\t../img/astronaut%20photo.png\t{alts['astronaut.png']}" in lines

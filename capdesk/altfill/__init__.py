@@ -2,8 +2,9 @@
 
 Owns finding each image reference to the character (``html_images``, ``md_images``), reading a
 page so that only insertions change it (``pagetext``), the fill itself with backups and
-re-checks (``fill``) and its report (``report``).
+re-checks (``fill``), which pictures a page may have described (``places``), the originals kept and
+pruned (``backups``) and the report (``report``).
 
-May import: folders/ (report helpers), describe/, model/, ``safe_files`` and the shared
-vocabulary. Never session/, cli/, gui/.
+May import: folders/ (report helpers), sidecars/ (text cleaned for writing), describe/, model/,
+``safe_files`` and the shared vocabulary. Never session/, cli/, gui/.
 """

@@ -6,7 +6,8 @@ through callbacks; nothing here prints or knows about Qt). Each distinct picture
 by the same describer and rule as ``capdesk batch``: a picture with nothing certain to say gets no
 alt text (an empty one would mark it decorative) and is listed for review. A page changes only by
 insertions of alt text; it is replaced in one step, only if its bytes are still those that were
-read, and its original is kept in the backup folder first.
+read, and its original is kept in the backup folder first (``backups``). Only pictures inside the
+folders given are described (``places``); a read-only page is left as it is and listed as failed.
 """
 
 from __future__ import annotations
@@ -21,17 +22,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from urllib.parse import unquote_to_bytes, urlsplit
 
-from capdesk.altfill.html_images import Found, find_html_images
+from capdesk.altfill.backups import default_backup_dir, keep_original  # noqa: F401  (default_backup_dir: API)
+from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
+from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
 from capdesk.describe.describer import Described, Describer
 from capdesk.folders.batch import counts_summary
-from capdesk.safe_files import atomic_write, folder_lock, swap_in, write_temp
+from capdesk.safe_files import folder_lock, swap_in, write_temp
+from capdesk.sidecars.xmp import clean_text
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 MAX_PAGE_BYTES = 64 * 1024 * 1024  # a page is rarely past a megabyte; this is no page
-REMOTE = "a remote image: skipped, since nothing is fetched"
 UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
 
 
@@ -116,15 +118,6 @@ class AltFillResult:
 ProgressFn = Callable[[int, int, str], None]
 
 
-def default_backup_dir() -> Path:
-    """Where a run keeps the originals of the pages it changes: the user's state folder, never the
-    site (a backup beside each page would be published with it)."""
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "alt-fill-backups" / \
-        f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-
-
 def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
                ) -> Iterator[tuple[Path, Path, str | None]]:
     """(page, the site folder root-relative addresses start from, error or None) for each page."""
@@ -145,32 +138,6 @@ def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
             yield p, p.parent, None
 
 
-def resolve_src(src: str, page: Path, root: Path) -> tuple[Path | None, str | None]:
-    """The local file an image address names, or (None, why it is not one)."""
-    s = src.strip()
-    if not s:
-        return None, "no image address (src)"
-    parts = urlsplit(s)
-    scheme = parts.scheme.lower()
-    if scheme in ("http", "https") or (not scheme and s.startswith("//")):
-        return None, REMOTE
-    if scheme == "data":
-        return None, "an image inside the page (data: URL): skipped"
-    if scheme == "file":
-        if parts.netloc not in ("", "localhost"):
-            return None, f"a file on another machine ({parts.netloc}): skipped"
-        return Path(os.fsdecode(unquote_to_bytes(parts.path))), None
-    if scheme:
-        return None, f"not a local file ({scheme}:): skipped"
-    name = os.fsdecode(unquote_to_bytes(parts.path))
-    if not name:
-        return None, "no file name in the address"
-    if name.startswith("/"):  # from the site's root; a real absolute path when that holds nothing
-        in_site = root / name.lstrip("/")
-        return (Path(name) if not in_site.exists() and Path(name).exists() else in_site), None
-    return page.parent / name, None
-
-
 @dataclass
 class _Page:
     path: Path
@@ -182,8 +149,9 @@ class _Page:
     inserts: list[tuple[int, str, ImageRow]] = field(default_factory=list)
 
 
-def scan_page(path: Path) -> _Page:
-    """Read a page and find its image references; a page that cannot be read has its row's error."""
+def scan_page(path: Path, cancelled: Callable[[], bool] | None = None) -> _Page:
+    """Read a page and find its image references; a page that cannot be read has its row's error.
+    ScanCancelled when ``cancelled()`` turns true while a long page is searched."""
     page = _Page(path, PAGE_SUFFIXES.get(path.suffix.lower(), "html"), PageRow(str(path), "unchanged"))
     try:
         st = path.stat()
@@ -198,12 +166,19 @@ def scan_page(path: Path) -> _Page:
         return page
     page.digest = hashlib.sha256(raw).hexdigest()
     page.row.encoding = page.text.encoding + (" with BOM" if page.text.bom else "")
-    if page.syntax == "markdown":
-        from capdesk.altfill.md_images import find_markdown_images
+    try:
+        if page.syntax == "markdown":
+            from capdesk.altfill.md_images import find_markdown_images
 
-        page.found = find_markdown_images(page.text.text)
-    else:
-        page.found = find_html_images(page.text.text)
+            page.found = find_markdown_images(page.text.text, cancelled)
+        else:
+            page.found = find_html_images(page.text.text)
+    except ScanCancelled:
+        raise
+    except Exception as exc:  # a parser's own fault on a hostile page (a marked section, deep nesting)
+        page.row.status = "failed"  # is this page's failure, never the end of the site's run
+        page.row.error = f"cannot be searched for images ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        page.found = []
     page.row.images = len(page.found)
     return page
 
@@ -212,7 +187,7 @@ def _why(exc: BaseException) -> str:
     return exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
 
 
-def _plan(page: _Page, f: Found, root: Path, include_empty: bool) -> tuple[ImageRow, Path | None]:
+def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) -> tuple[ImageRow, Path | None]:
     """The row for one reference, and the picture to describe when it is to be filled."""
     row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
                    before=f.source, alt_text=f.alt or "")
@@ -227,9 +202,12 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool) -> tuple[Image
     if f.problem:
         row.status, row.note, row.needs_review = FillStatus.SKIPPED, f.problem, True
         return row, None
-    file, why = resolve_src(f.src or "", page.path, root)
+    file, why = resolve_src(f.src or "", page.path, root, roots)
     if file is None:
         row.status, row.note = FillStatus.SKIPPED, why
+        return row, None
+    if not roots.holds(file):  # asked before anything about the file: the same answer whether it exists or not
+        row.status, row.note = FillStatus.SKIPPED, OUTSIDE
         return row, None
     row.file = os.path.normpath(file)  # "docs/../img/a.png" said as "img/a.png"
     if not file.is_file():
@@ -247,7 +225,9 @@ def _apply(row: ImageRow, f: Found, d: Described | None) -> tuple[int, str] | No
     if not d.ok:
         row.status, row.error = FillStatus.FAILED, d.error
         return None
-    text = " ".join(d.description.split())  # one line: an attribute or Markdown brackets hold no line breaks
+    # One line (an attribute or Markdown brackets hold no line breaks), with nothing a page, its
+    # XML reader or a terminal showing the report must not be given (an ESC, a NUL).
+    text = " ".join(clean_text(d.description).split())
     row.needs_review = d.review
     row.reason = (d.reason or "the model gave no caption") if d.review else None
     if not text:
@@ -269,16 +249,19 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
                  include_empty: bool = False, dry_run: bool = False, backup_dir: Path | None = None,
                  beam: int | None = None, progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
-                 batch_size: int = 8) -> AltFillResult:
+                 batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = ()) -> AltFillResult:
     """Fill the alt text of every page under ``paths``; ``before_write(page)`` is called just
-    before each page is replaced (tests use it to edit a page at the worst moment)."""
+    before each page is replaced (tests use it to edit a page at the worst moment). Pictures are
+    described only inside the folders given (each folder, each page's folder) and ``allow_roots``."""
     t0 = time.monotonic()
     result = AltFillResult(dry_run=dry_run)
     pages: list[_Page] = []
     seen: set[str] = set()
     pending: list[tuple[_Page, Found, ImageRow, str]] = []
     files: dict[str, Path] = {}
-    for path, root, err in find_pages(paths, recursive):
+    listed = list(find_pages(paths, recursive))
+    roots = Roots([root for _, root, err in listed if not err] + list(allow_roots))
+    for path, root, err in listed:
         real = os.path.realpath(path)
         if real in seen:
             continue
@@ -286,18 +269,25 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
         if err:
             result.pages.append(PageRow(str(path), "failed", error=err))
             continue
-        page = scan_page(path)
+        try:
+            if cancelled():
+                raise ScanCancelled
+            page = scan_page(path, cancelled)
+        except ScanCancelled:
+            result.interrupted = True
+            break
         pages.append(page)
         result.pages.append(page.row)
         for f in page.found:
-            row, file = _plan(page, f, root, include_empty)
+            row, file = _plan(page, f, root, include_empty, roots)
             result.images.append(row)
             if file is not None:
                 key = os.path.realpath(file)
-                files.setdefault(key, file)
+                # The real path is what is described: a link swapped after the check above changes nothing.
+                files.setdefault(key, Path(key))
                 pending.append((page, f, row, key))
     described = _describe(describer, files, beam, progress, cancelled, batch_size)
-    result.interrupted = len(described) < len(files)
+    result.interrupted = result.interrupted or len(described) < len(files)
     for page, f, row, key in pending:
         edit = _apply(row, f, described.get(key))
         if edit is not None:
@@ -335,6 +325,11 @@ def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path |
     except PageError as exc:
         _page_failed(page.row, rows, str(exc))
         return
+    target = Path(os.path.realpath(page.path))  # a linked page: change the file, keep the link
+    locked = _read_only(target)
+    if locked:
+        _page_failed(page.row, rows, locked)
+        return
     old = page.text.text
     new = data[len(page.text.bom):].decode(page.text.encoding, "surrogateescape")
     result.diffs[str(page.path)] = unified_diff(str(page.path), old, new, page.text.encoding)
@@ -342,13 +337,9 @@ def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path |
     if dry_run:
         page.row.status = "would change"
         return
-    target = Path(os.path.realpath(page.path))  # a linked page: change the file, keep the link
     try:
         if backup_dir is not None:
-            keep = Path(backup_dir) / target.relative_to(target.anchor)
-            keep.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(keep, page.text.raw)
-            page.row.backup = str(keep)
+            page.row.backup = str(keep_original(Path(backup_dir), target, page.text.raw))
         with folder_lock(target.parent):
             tmp = write_temp(target, data, like=target)
             if before_write is not None:
@@ -363,6 +354,20 @@ def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path |
     page.row.status = "changed"
     for r in rows:
         r.written = True
+
+
+def _read_only(page: Path) -> str | None:
+    """Why a page must not be replaced though its folder could take a new file: its mode says no one
+    may write it (0444: a person made it read-only, and running as root does not change that), or
+    this user may not. None when it may be written."""
+    try:
+        mode = os.stat(page).st_mode
+    except OSError as exc:
+        return f"cannot write it ({_why(exc)})"
+    if not mode & 0o222 or not os.access(page, os.W_OK):
+        return (f"it is read-only (mode {stat.S_IMODE(mode):04o}), so it was left as it is; "
+                "make it writable to have its alt text filled")
+    return None
 
 
 def _page_failed(row: PageRow, images: list[ImageRow], why: str) -> None:

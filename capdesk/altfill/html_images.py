@@ -21,6 +21,10 @@ TEXT_ONLY = frozenset({"pre", "code", "samp", "kbd", "textarea", "title", "xmp",
 _WS = " \t\n\r\f"
 
 
+class ScanCancelled(Exception):
+    """The caller's ``cancelled()`` said stop while a page was being searched for images."""
+
+
 @dataclass
 class Attr:
     name: str  # lower-cased

@@ -6,6 +6,12 @@ so each block's source is searched for ``![`` outside its code spans, each hit i
 its own, and the hits are kept only when they are exactly the images markdown-it found there, in
 the same order: an image that cannot be placed that surely is listed, never guessed at.
 ``<img>`` tags in a Markdown page (HTML blocks and inline HTML) are found as in an HTML page.
+
+The work is linear in the page: each hit is parsed on the text up to the next ``![`` first (a line
+of thousands of images is not parsed again from each of them), wider only when that is not enough
+(an image in another image's alt text), and a block that would still cost more than a few
+readings of itself is listed as not placed rather than searched for minutes. A caller's
+``cancelled`` is asked while searching, so that a window's Cancel is heard on a huge page.
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ from collections.abc import Callable
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from capdesk.altfill.html_images import Found, find_html_images
+from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images
 
 _IMG_TAG = re.compile(r"<img[\s/>]", re.I)
 # Characters that would mean something inside the brackets (| splits a table cell).
 _SPECIAL = re.compile(r"([\\`*_\[\]<>&|~])")
 _LINES = re.compile(r"\r\n|\r|\n")  # markdown-it's own line breaks
 UNPLACED = "CapDesk could not place alt text exactly in this Markdown; write it by hand"
+TOO_COSTLY = "CapDesk could not place alt text in this Markdown block quickly enough; write it by hand"
+# How many characters a block's search may hand markdown-it, in readings of the block (plus a little):
+# one reading places every image of an ordinary block, the rest is room for images in alt text.
+WORK_PER_BLOCK, WORK_SLACK = 6, 4096
+CHECK_EVERY = 64  # hits between two questions to ``cancelled``
 
 _parser: MarkdownIt | None = None
 
@@ -48,8 +59,9 @@ def alt_of(image: Token) -> str:
     return md.renderer.renderInlineAsText(image.children or [], md.options, {})
 
 
-def find_markdown_images(text: str) -> list[Found]:
-    """Every image in a Markdown page outside code: ``![...](...)``, ``![...][ref]`` and ``<img>``."""
+def find_markdown_images(text: str, cancelled: Callable[[], bool] | None = None) -> list[Found]:
+    """Every image in a Markdown page outside code: ``![...](...)``, ``![...][ref]`` and ``<img>``.
+    ScanCancelled when ``cancelled()`` turns true during the search."""
     md = parser()
     env: dict = {}
     starts = [0] + [m.end() for m in _LINES.finditer(text)]
@@ -65,9 +77,12 @@ def find_markdown_images(text: str) -> list[Found]:
         elif tok.type == "inline":
             # The cells of a table row share the row's lines: search the row once, for all of them.
             blocks.setdefault((a, b), []).append(tok)
+    ask = cancelled or (lambda: False)
     for (a, b), toks in blocks.items():
+        if ask():
+            raise ScanCancelled
         children = [c for t in toks for c in t.children or []]
-        found += _in_block(md, env, text, a, b, children, lambda at: _where(starts, at))
+        found += _in_block(md, env, text, a, b, children, lambda at: _where(starts, at), ask)
     return sorted(found, key=lambda f: f.start)
 
 
@@ -76,8 +91,26 @@ def _where(starts: list[int], at: int) -> tuple[int, int]:
     return line, at - starts[line - 1] + 1
 
 
+class _Budget:
+    """Characters handed to markdown-it for one block; past the limit the block is not placed."""
+
+    def __init__(self, block: str) -> None:
+        self.left = WORK_PER_BLOCK * len(block) + WORK_SLACK
+
+    def parse(self, md: MarkdownIt, env: dict, source: str) -> list[Token]:
+        self.left -= len(source)
+        if self.left < 0:
+            raise _OverBudget
+        return md.parseInline(source, env)[0].children or []
+
+
+class _OverBudget(Exception):
+    pass
+
+
 def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: list[Token],
-              where: Callable[[int], tuple[int, int]]) -> list[Found]:
+              where: Callable[[int], tuple[int, int]], cancelled: Callable[[], bool] = lambda: False
+              ) -> list[Found]:
     block = text[a:b]
     code = code_spans(block)
     raw_html = _html_spans(block, children, code)  # an inline comment's "![](x)" is no image
@@ -92,42 +125,59 @@ def _in_block(md: MarkdownIt, env: dict, text: str, a: int, b: int, children: li
     images = [c for c in children if c.type == "image"]
     if not images:
         return out
-    hits: list[tuple[int, Token]] = []
+    starts = [m.start() for m in re.finditer(r"!\[", block)
+              if not _inside(m.start(), code) and not _inside(m.start(), raw_html) and not _escaped(block, m.start())]
+    hits: list[tuple[int, Token, int]] = []
     skip_to = -1
-    for m in re.finditer(r"!\[", block):
-        p = m.start()
-        if p < skip_to or _inside(p, code) or _inside(p, raw_html) or _escaped(block, p):
-            continue
-        parsed = _first_image(md, env, block, p)
-        if parsed:
-            hits.append((p, parsed))
-            skip_to = p + 2 + len(parsed.content)  # images in an image's alt text are text
-    if [(t.attrs.get("src"), t.content) for _, t in hits] != [(t.attrs.get("src"), t.content) for t in images]:
-        line, col = where(a)
-        return out + [Found(a, line, col, "", "markdown", str(t.attrs.get("src") or ""), alt_of(t) or None,
-                            problem=UNPLACED) for t in images]
-    for p, tok in hits:
-        out.append(_found(md, env, block, a, p, tok, where))
+    budget = _Budget(block)
+    try:
+        for n, p in enumerate(starts):
+            if n % CHECK_EVERY == CHECK_EVERY - 1 and cancelled():
+                raise ScanCancelled
+            if p < skip_to:
+                continue
+            nxt = next((q for q in starts[n + 1:n + 2] if q > p), len(block))
+            parsed = _first_image(budget, md, env, block, p, nxt)
+            if parsed:
+                end = _image_end(budget, md, env, block, p, p + 2 + len(parsed.content), parsed)
+                hits.append((p, parsed, end))
+                skip_to = p + 2 + len(parsed.content)  # images in an image's alt text are text
+    except _OverBudget:
+        return out + _unplaced(a, images, where, TOO_COSTLY)
+    if [(t.attrs.get("src"), t.content) for _, t, _ in hits] != [(t.attrs.get("src"), t.content) for t in images]:
+        return out + _unplaced(a, images, where, UNPLACED)
+    for p, tok, end in hits:
+        out.append(_found(md, env, block, a, p, tok, end, where))
     return out
 
 
-def _first_image(md: MarkdownIt, env: dict, block: str, p: int) -> Token | None:
-    """The image starting at ``p``, if one does. Its own line is tried first (a gallery paragraph of a
-    thousand images would otherwise be parsed a thousand times whole); a miss there, such as a title
-    running on to the next line, is tried again on the rest of the block. The check against
-    markdown-it's own reading of the block (in ``_in_block``) is what makes a hit count."""
+def _unplaced(a: int, images: list[Token], where: Callable[[int], tuple[int, int]], why: str) -> list[Found]:
+    line, col = where(a)
+    return [Found(a, line, col, "", "markdown", str(t.attrs.get("src") or ""), alt_of(t) or None, problem=why)
+            for t in images]
+
+
+def _first_image(budget: _Budget, md: MarkdownIt, env: dict, block: str, p: int, nxt: int) -> Token | None:
+    """The image starting at ``p``, if one does. Tried on the text up to the next ``![`` (``nxt``)
+    first, then up to the end of the line, then on the rest of the block: a gallery line of a
+    thousand images is read about once, not a thousand times from each image on; an image in an
+    image's alt text, or a title running on to the next line, needs the wider reading. The check
+    against markdown-it's own reading of the block (in ``_in_block``) is what makes a hit count."""
     eol = block.find("\n", p)
-    for window in ((block[p:eol],) if eol >= 0 else ()) + (block[p:],):
-        parsed = md.parseInline(window, env)[0].children or []
+    eol = len(block) if eol < 0 else eol
+    tried = 0
+    for end in dict.fromkeys((min(nxt, eol), eol, len(block))):
+        if end <= tried:
+            continue
+        tried = end
+        parsed = budget.parse(md, env, block[p:end])
         if parsed and parsed[0].type == "image":
             return parsed[0]
     return None
 
 
-def _found(md: MarkdownIt, env: dict, block: str, a: int, p: int, tok: Token,
+def _found(md: MarkdownIt, env: dict, block: str, a: int, p: int, tok: Token, end: int,
            where: Callable[[int], tuple[int, int]]) -> Found:
-    label_end = p + 2 + len(tok.content)  # the "]" closing the alt text
-    end = _image_end(md, env, block, p, label_end, tok)
     line, col = where(a + p)
     src = str(tok.attrs.get("src") or "")
     f = Found(a + p, line, col, block[p:end], "markdown", src, alt_of(tok) if tok.content else None)
@@ -147,41 +197,49 @@ def _found(md: MarkdownIt, env: dict, block: str, a: int, p: int, tok: Token,
     return f
 
 
-def _image_end(md: MarkdownIt, env: dict, block: str, p: int, label_end: int, tok: Token) -> int:
+def _image_end(budget: _Budget, md: MarkdownIt, env: dict, block: str, p: int, label_end: int, tok: Token) -> int:
     """Where the image that starts at ``p`` ends: the shortest source that parses as this image alone."""
     close = {"(": ")", "[": "]"}.get(block[label_end + 1:label_end + 2], "")
     q = label_end + 1
     while close and (q := block.find(close, q + 1)) >= 0:
-        parsed = md.parseInline(block[p:q + 1], env)[0].children or []
+        parsed = budget.parse(md, env, block[p:q + 1])
         if len(parsed) == 1 and parsed[0].type == "image" and parsed[0].attrs == tok.attrs:
             return q + 1
     return label_end + 1  # a collapsed reference such as ![][] ends at its label
 
 
 def code_spans(s: str) -> list[tuple[int, int]]:
-    """CommonMark code spans in a block's source: a run of n backticks up to the next run of exactly n."""
+    """CommonMark code spans in a block's source: a run of n backticks up to the next run of exactly n.
+
+    Linear: the runs are listed once, and each length's runs are taken in order, so no opener
+    without a closer searches the rest of the block again."""
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", s)]
+    by_length: dict[int, list[int]] = {}
+    for k, (r0, r1) in enumerate(runs):
+        by_length.setdefault(r1 - r0, []).append(k)
+    taken = dict.fromkeys(by_length, 0)  # per length: how many of its runs lie behind the scan
     spans: list[tuple[int, int]] = []
-    i, n = 0, len(s)
-    while i < n:
+    i, k = 0, 0  # k: the first run not behind i
+    escape_or_tick = re.compile(r"[\\`]")
+    while (m := escape_or_tick.search(s, i)) is not None:
+        i = m.start()
         if s[i] == "\\":
             i += 2
             continue
-        if s[i] != "`":
-            i += 1
-            continue
-        j = i
-        while j < n and s[j] == "`":
-            j += 1
-        k = j
-        while (k := s.find("`", k)) >= 0:
-            e = k
-            while e < n and s[e] == "`":
-                e += 1
-            if e - k == j - i:
-                spans.append((i, e))
-                break
-            k = e
-        i = e if k >= 0 else j
+        while k < len(runs) and runs[k][1] <= i:
+            k += 1
+        j = runs[k][1]  # the opener: from i (after an escaped backtick, part of a run) to the run's end
+        same = by_length.get(j - i, [])
+        t = taken.get(j - i, 0)
+        while t < len(same) and same[t] <= k:
+            t += 1
+        if j - i in taken:
+            taken[j - i] = t
+        if t < len(same):
+            spans.append((i, runs[same[t]][1]))
+            i = runs[same[t]][1]
+        else:
+            i = j
     return spans
 
 
@@ -203,7 +261,9 @@ def _html_spans(block: str, children: list[Token], code: list[tuple[int, int]]) 
 
 
 def _inside(p: int, spans: list[tuple[int, int]]) -> bool:
-    return any(a <= p < b for a, b in spans)
+    """Whether ``p`` lies in one of ``spans`` (sorted, not overlapping): a lookup, not a scan."""
+    i = bisect.bisect_right(spans, (p, float("inf"))) - 1
+    return i >= 0 and spans[i][0] <= p < spans[i][1]
 
 
 def _escaped(s: str, p: int) -> bool:

@@ -22,6 +22,19 @@ _META = re.compile(rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)"
 # five undefined), and what CapDesk adds outside ASCII is written as character references anyway.
 _AS_LATIN1 = {"iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "ascii", "us-ascii", "windows-1252", "cp1252",
               "x-cp1252", "iso_8859-1", "cp819", "ibm819"}
+# The encodings of the web (the WHATWG Encoding Standard's, as Python names them): only these count.
+# Python also answers to labels such as "hex", "rot13", "base64", "zlib", "uu", "undefined", "idna"
+# and "punycode", which are transformations or raise on any text, never a page's encoding.
+WEB_ENCODINGS = frozenset({
+    "utf-8", "cp866", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", "tis-620",
+    *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+    *(f"cp{n}" for n in range(1250, 1259)),
+    "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc_jp", "iso2022_jp", "shift_jis", "cp932", "euc_kr", "cp949",
+})
+# Web labels Python does not know by that name.
+_WEB_ALIASES = {"windows-874": "cp874", "x-mac-cyrillic": "mac-cyrillic", "x-mac-ukrainian": "mac-cyrillic",
+                "iso-8859-8-i": "iso8859-8", "csiso88598i": "iso8859-8", "windows-31j": "cp932", "x-sjis": "shift_jis",
+                "ks_c_5601-1987": "cp949", "x-gbk": "gbk"}
 
 
 class PageError(Exception):
@@ -74,6 +87,8 @@ def decode_page(raw: bytes, html: bool) -> PageText:
         text = body.decode(encoding, "surrogateescape")
     except UnicodeDecodeError as exc:  # UTF-16 with an odd byte: surrogateescape cannot stand in for it
         raise PageError(f"not valid {encoding} ({exc.reason})") from None
+    except (UnicodeError, LookupError) as exc:  # a codec that is no text encoding, should one get through
+        raise PageError(f"cannot be read in {encoding} ({exc})") from None
     if text.encode(encoding, "surrogateescape") != body:
         raise PageError(f"its bytes do not read back the same in {encoding}")
     return PageText(raw, text, encoding, bom)
@@ -89,6 +104,10 @@ def _meta_charset(head: bytes) -> str:
     if label.startswith("utf-16"):  # a <meta> that could be read was not written in UTF-16: the standard says UTF-8
         return "utf-8"
     try:
-        return codecs.lookup(label).name
+        name = codecs.lookup(_WEB_ALIASES.get(label, label)).name
     except LookupError:
-        return "utf-8"
+        return "utf-8"  # a label no one knows: ignored, as a browser ignores it
+    if name not in WEB_ENCODINGS:
+        raise PageError(f'its <meta charset="{label[:40]}"> names no text encoding of the web, so it was '
+                        "left as it is")
+    return name

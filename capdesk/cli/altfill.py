@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from capdesk.cli.common import (
@@ -24,18 +25,56 @@ def add_parser(sub) -> None:
         description="Give each <img> without an alt attribute, and each Markdown image with empty brackets, "
                     "the description of the local picture it shows. Nothing else in a page changes; alt=\"\" "
                     "(decorative), existing alt text, remote images and images in comments, scripts and code "
-                    "are left alone. Each changed page's original is kept in CapDesk's backup folder. "
-                    "A second run changes nothing.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help=".html, .htm, .md or .markdown files, or folders")
+                    "are left alone, and so are pictures outside the folders given (--allow-root adds one). "
+                    "Each changed page's original is kept in CapDesk's backup folder, private to you, until "
+                    "removed with --prune-backups DAYS. A second run changes nothing.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help=".html, .htm, .md or .markdown files, or folders")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of each page and change nothing")
     p.add_argument("--include-empty", action="store_true",
                    help='also fill alt="" (and role="presentation", aria-hidden="true"), which mark a picture '
                         "as decorative")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
+    p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
+                   help="also describe pictures in DIR (by default only pictures inside the folders given, and "
+                        "the folders of the pages given, are; one outside them is listed as skipped)")
+    p.add_argument("--prune-backups", type=_days, metavar="DAYS", default=None,
+                   help="remove the backups of runs older than DAYS days (they are kept until removed), "
+                        "then fill the PATHs given, if any")
     model_args(p, threshold=True)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     describe_args(p)
+
+
+def _days(value: str) -> float:
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days <= 100_000:  # NaN is in no range
+        raise argparse.ArgumentTypeError(f"expected a number of days from 0, got {value!r}")
+    return days
+
+
+def _prune(days: float) -> int:
+    from capdesk.altfill.backups import backups_root, prune
+
+    done = prune(days)
+    for problem in done.problems:
+        error(one_line(problem))
+    print(f"capdesk: {done.message(days)} in {backups_root()}", file=sys.stderr)
+    return EXIT_SOME_FAILED if done.problems else EXIT_OK
+
+
+# What a terminal acts on: C0 and C1 controls and DEL, and the name bytes 0x80-0x9F (kept by Python
+# as lone surrogates), which an 8-bit terminal reads as C1 controls. Other bytes of a name that is
+# not UTF-8 are printed as they are, as ls prints them.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udc9f]")
+
+
+def one_line(text: object) -> str:
+    """Text from a page or a picture, safe to print: no ESC or other control character, one line."""
+    return _TERMINAL_CONTROLS.sub("", re.sub("[\t\n\r]", " ", str(text)))
 
 
 def cmd_alt_fill(ns: argparse.Namespace) -> int:
@@ -49,6 +88,18 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     if ns.report and Path(ns.report).suffix.lower() not in REPORT_SUFFIXES:
         error("--report must end in .json or .html")
         return EXIT_USAGE
+    if not ns.paths and ns.prune_backups is None:
+        error("alt-fill needs at least one PATH (or --prune-backups DAYS)")
+        return EXIT_USAGE
+    for root in ns.allow_root:
+        if not Path(root).is_dir():
+            error(f"--allow-root {one_line(root)}: no such folder")
+            return EXIT_USAGE
+    status = EXIT_OK
+    if ns.prune_backups is not None:
+        status = _prune(ns.prune_backups)
+        if not ns.paths:
+            return status
     engine = open_engine(ns)
     if engine is None:
         return EXIT_USAGE
@@ -77,7 +128,7 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     try:
         result = run_alt_fill(ns.paths, engine, recursive=ns.recursive, include_empty=ns.include_empty,
                               dry_run=ns.dry_run, backup_dir=backups, beam=ns.beam, progress=progress,
-                              cancelled=cancel.is_set)
+                              cancelled=cancel.is_set, allow_roots=ns.allow_root)
     finally:
         signal.signal(signal.SIGINT, previous)
     if bar is not None:
@@ -87,17 +138,18 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
         for diff in result.diffs.values():  # each page's own bytes: what patch needs
             sys.stdout.buffer.write(diff)
         sys.stdout.buffer.flush()
+    # A page's addresses and a file's name are anyone's text: printed without their control characters.
     for p in result.pages:
         if p.error:
-            print(f"capdesk: {p.page}: {p.error}", file=sys.stderr)
+            print(f"capdesk: {one_line(p.page)}: {one_line(p.error)}", file=sys.stderr)
     for r in result.images:
-        where = f"{r.page}:{r.line}"
+        where = f"{one_line(r.page)}:{r.line}"
         if r.status == FillStatus.FILLED and not ns.dry_run and r.written:
-            print(f"{where}\t{r.src}\t{r.alt_text}", flush=True)
+            print(f"{where}\t{one_line(r.src)}\t{one_line(r.alt_text)}", flush=True)
         why = r.error or (f"needs review: {r.reason}" if r.needs_review else None) or \
             (r.note if r.status == FillStatus.SKIPPED else None)
         if why:
-            print(f"capdesk: {where}: {r.src}: {why}", file=sys.stderr)
+            print(f"capdesk: {where}: {one_line(r.src)}: {one_line(why)}", file=sys.stderr)
     if ns.report:
         write_report(result, Path(ns.report))
     changed = [p for p in result.pages if p.status == "changed"]
@@ -107,4 +159,4 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
           + (" (dry run: nothing written)" if ns.dry_run else ""), file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_SOME_FAILED if result.failed else EXIT_OK
+    return EXIT_SOME_FAILED if result.failed or status != EXIT_OK else EXIT_OK

@@ -1,0 +1,121 @@
+"""The originals of the pages alt-fill changes: kept in CapDesk's state folder, private to the user,
+until pruned.
+
+Each run keeps its originals in a folder of its own (``alt-fill-backups/TIME-PID/`` and the page's
+full path under it). A page may be private (mode 0600, a draft not yet published): its copy gets
+the page's own permissions, and every folder on the way is the user's only (0700), so a backup is
+never more readable than the page it keeps. Nothing is removed by itself; ``prune`` removes the
+runs older than a number of days.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from capdesk.safe_files import write_temp
+
+RUN_NAME = re.compile(r"(\d{8}-\d{6})-\d+")  # TIME-PID, as ``default_backup_dir`` names a run
+
+
+def backups_root() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "alt-fill-backups"
+
+
+def default_backup_dir() -> Path:
+    """Where a run keeps the originals of the pages it changes: the user's state folder, never the
+    site (a backup beside each page would be published with it)."""
+    return backups_root() / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def _private_dirs(folder: Path) -> None:
+    """``folder`` and every missing folder above it, made the user's only (0700)."""
+    missing = []
+    p = folder
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(d, 0o700)
+    for d in missing:
+        os.chmod(d, 0o700)  # the umask may have taken bits away; never added any
+
+
+def keep_original(backup_dir: Path, page: Path, raw: bytes) -> Path:
+    """A copy of ``raw`` (the page's bytes as read) under ``backup_dir`` at the page's full path,
+    with the page's permissions; the folders it needs are made private. Returns where it is."""
+    keep = Path(backup_dir) / page.relative_to(page.anchor)
+    _private_dirs(keep.parent)
+    tmp = write_temp(keep, raw, like=page)  # the page's mode, set before the copy is in place
+    try:
+        os.chmod(tmp, stat.S_IMODE(os.stat(page).st_mode) & 0o777)
+        os.replace(tmp, keep)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return keep
+
+
+@dataclass
+class Pruned:
+    removed: list[Path] = field(default_factory=list)
+    freed_bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def message(self, days: float) -> str:
+        n = len(self.removed)
+        return (f"removed {n} alt-fill backup run{'s' * (n != 1)} older than {days:g} days "
+                f"({self.freed_bytes / (1 << 20):.1f} MiB)")
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, f)).st_size
+    return total
+
+
+def prune(days: float, root: Path | None = None, now: float | None = None) -> Pruned:
+    """Remove the backup runs made more than ``days`` days ago (by the time in their name). Only
+    folders named as a run names them are touched; links and anything else there are left alone."""
+    root = backups_root() if root is None else Path(root)
+    cutoff = (time.time() if now is None else now) - days * 86400
+    out = Pruned()
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.problems.append(f"{root}: cannot be listed ({exc.strerror or exc})")
+        return out
+    for e in entries:
+        m = RUN_NAME.fullmatch(e.name)
+        if not m or not e.is_dir(follow_symlinks=False):
+            continue
+        try:
+            made = time.mktime(time.strptime(m.group(1), "%Y%m%d-%H%M%S"))
+        except (ValueError, OverflowError):  # a name that only looks like a run's
+            continue
+        if made >= cutoff:
+            continue
+        size = _size(Path(e.path))
+        try:
+            shutil.rmtree(e.path)  # never follows a link inside: removes the link itself
+        except OSError as exc:
+            out.problems.append(f"{e.path}: cannot be removed ({exc.strerror or exc})")
+            continue
+        out.removed.append(Path(e.path))
+        out.freed_bytes += size
+    return out
