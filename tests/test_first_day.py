@@ -3,6 +3,7 @@ a watcher that stops however it was started, and a user service that runs it."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shlex
@@ -14,7 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, run_cli
+from conftest import ROOT, SAMPLES, needs_torch, run_cli
 
 from capdesk.gui.app import display_problem
 
@@ -38,13 +39,35 @@ def _python(code: str, *args: str, env: dict | None = None, timeout: float = 120
                           timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("argv", [["train", "--help"], ["train", "finetune", "--help"], ["train", "release", "--help"],
+@pytest.mark.parametrize("argv", [["train", "finetune", "--help"], ["train", "release", "--help"],
                                   ["train", "fit", "data"]])
 def test_training_without_torch_says_what_to_install(argv):
     r = _python(HIDE_TORCH + "import sys\nfrom capdesk.cli.main import main\nsys.exit(main(sys.argv[1:]))", *argv)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "PyTorch" in r.stderr and "download.pytorch.org/whl/cpu" in r.stderr and "capdesk[train]" in r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_train_help_without_torch_lists_the_commands_and_what_to_install(flag):
+    """Help is help: the training commands are listed (exit 0), with what installing PyTorch gives."""
+    r = _python(HIDE_TORCH + "import sys\nfrom capdesk.cli.main import main\nsys.exit(main(sys.argv[1:]))",
+                "train", flag)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.startswith("usage: capdesk train")
+    for command in ("prepare", "fit", "evaluate", "export", "finetune", "release", "scst", "ensemble", "shrink"):
+        assert f"\n  {command} " in r.stdout, command
+    assert "PyTorch" in r.stdout and "capdesk[train]" in r.stdout
+
+
+@needs_torch
+def test_train_commands_listed_without_torch_are_training_s_own():
+    from capdesk.cli.main import TRAIN_COMMANDS
+    from training.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    own = [(a.metavar or a.dest, a.help) for a in sub._choices_actions]
+    assert own == list(TRAIN_COMMANDS)
 
 
 def test_python_m_training_without_torch_says_what_to_install():

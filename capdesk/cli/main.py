@@ -1,12 +1,15 @@
 """``capdesk``: one entry point, one subcommand per job.
 
 Exit status: 0 when everything succeeded, 1 when some file (or bundle) failed, 2 on
-usage errors (bad options, unknown model or provider).
+usage errors (bad options, unknown model or provider), 141 when the reader of the output went
+away (``capdesk models list | head -1``), as for any program stopped by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import os
 import sys
 from collections.abc import Sequence
 
@@ -26,6 +29,24 @@ from capdesk.cli.common import (
 from capdesk.training_hint import training_missing
 
 __all__ = ["EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USAGE", "build_parser", "main", "training_missing"]
+
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE: what a shell reports for `yes | head -1`'s yes
+
+# `capdesk train --help` where PyTorch is missing: the commands are listed all the same (training's
+# own parser cannot be built without PyTorch), so that a user sees what installing it would give.
+# tests/test_first_day.py checks that this list is training's own.
+TRAIN_COMMANDS = (
+    ("prepare", "read a data set and cache its encoder features"),
+    ("fit (train)", "train a decoder from cached features (resumes if interrupted)"),
+    ("evaluate", "test-split metrics of a bundle at several beam widths"),
+    ("export", "export a trained run into a model bundle"),
+    ("finetune", "teach an installed model your own images and captions; installs a new model"),
+    ("release", "export + tune decoding on val + test metrics + attention sheet, into a bundle"),
+    ("scst", "self-critical training after fit: sampled captions rewarded by CIDEr-D"),
+    ("ensemble", "several finished runs decoding as one model (the mean of their word probabilities)"),
+    ("ground", "concept head, grounded beam and trust score for a bundle, chosen on val, measured on test"),
+    ("shrink", "float16 encoder and int8 decoder weights: a bundle under half the size, decoding faster"),
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,8 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list, verify or import model bundles",
                        description="List installed model bundles, verify their files, or import one.")
     msub = p.add_subparsers(dest="models_command", metavar="ACTION", parser_class=_Parser)
-    ml = msub.add_parser("list", help="installed bundles and where they are")
-    ml.add_argument("--json", action="store_true")
+    ml = msub.add_parser("list", help="installed bundles and where they are",
+                         description="List the installed model bundles: name, where it was found (user, shipped, "
+                                     "CAPDESK_MODELS) and its folder.")
+    ml.add_argument("--json", action="store_true",
+                    help="one JSON object: 'models' (each bundle's name, source, path, domain, metrics ...) "
+                         "and 'problems' (bundles that cannot be used, one line each)")
     mv = msub.add_parser("verify", help="check every file of a bundle against its sha256")
     mv.add_argument("name", nargs="?", help="model name or folder (default: all installed)")
     mi = msub.add_parser("import", help="check a bundle folder or zip and install it in your model folder",
@@ -138,16 +163,86 @@ def cmd_train(argv: Sequence[str]) -> int:
     try:
         from training.cli import main as train_main
     except ImportError as exc:
+        if list(argv) in (["--help"], ["-h"]):
+            print(train_help(training_missing(exc)))
+            return EXIT_OK
         error(training_missing(exc))
         return EXIT_USAGE
+    if list(argv) in (["--help"], ["-h"]):
+        missing = _torch_missing()
+        if missing is not None:
+            from training.cli import missing_dependency
+
+            print(train_help(missing_dependency(missing)))
+            return EXIT_OK
     return train_main(list(argv))
 
 
+def _torch_missing() -> ModuleNotFoundError | None:
+    """Why PyTorch cannot be imported here, or None; asked without importing it (seconds)."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("torch") is not None:
+            return None
+    except ModuleNotFoundError as exc:
+        return exc
+    except (ImportError, ValueError):
+        pass
+    return ModuleNotFoundError("No module named 'torch'", name="torch")
+
+
+def train_help(why: str) -> str:
+    """``capdesk train --help`` in an install without PyTorch: the commands, and how to get them."""
+    width = max(len(name) for name, _ in TRAIN_COMMANDS) + 2
+    lines = ["usage: capdesk train COMMAND ...", "", "Train, evaluate and export caption models.", "",
+             "commands (each has --help once PyTorch is installed):"]
+    lines += [f"  {name:<{width}}{what}" for name, what in TRAIN_COMMANDS]
+    lines += ["", f"Not available in this install: {why}"]
+    return "\n".join(lines)
+
+
+def _name_bytes(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """Encoding errors on output: a file name's bytes that are not UTF-8 (lone surrogates, as Python
+    decodes them) go out as those bytes, as ls shows them; any other character the terminal's
+    encoding lacks as an escape, never an error."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    chunk = exc.object[exc.start:exc.end]
+    if all("\udc80" <= ch <= "\udcff" for ch in chunk):
+        return bytes(ord(ch) - 0xDC00 for ch in chunk), exc.end
+    return codecs.backslashreplace_errors(exc)
+
+
+codecs.register_error("capdesk-names", _name_bytes)
+
+
+def _printing_safely(stream) -> None:
+    if hasattr(stream, "reconfigure") and stream.errors in ("strict", "backslashreplace", "surrogateescape"):
+        stream.reconfigure(errors="capdesk-names")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # File names that are not UTF-8 are printed as their own bytes (as ls does), never an encoding error.
-    if hasattr(sys.stdout, "reconfigure") and sys.stdout.errors == "strict":
-        sys.stdout.reconfigure(errors="surrogateescape")
+    _printing_safely(sys.stdout)
+    _printing_safely(sys.stderr)
+    try:
+        try:
+            status = _dispatch(list(sys.argv[1:] if argv is None else argv))
+        finally:
+            sys.stdout.flush()  # a reader gone after the last line (or after --help) shows here, not at exit
+    except BrokenPipeError:
+        # The reader of the output went away (`capdesk ... | head`): stop quietly, as a program killed
+        # by SIGPIPE would. Later writes (Python's own flush at exit) go nowhere instead of failing.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
+    return status
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "train":
         return cmd_train(argv[1:])
     ns = build_parser().parse_args(argv)
