@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, SHARED_DATA, needs_shared_data, run_cli
+from conftest import ROOT, SAMPLES, SHARED_DATA, needs_shared_data, run_cli
 from PIL import Image, ImageDraw
 
 from capdesk import limits
@@ -88,22 +88,27 @@ def test_everyday_photos_go_to_everyday(describer):
             assert cap.rstrip(".").lower() not in d.description.lower()
     astro = got["astronaut.png"]
     assert astro.in_domain  # a plain photo of people
-    # Said as fact exactly when the model is confident enough; else "Probably ...".
-    assert astro.certain == (astro.caption.confidence >= limits.DEFAULT_CONFIDENCE_THRESHOLD)
+    # Said as fact exactly when the trust rule allows it: trust high enough and the picture typical
+    # enough of the model's photos (capdesk.describe.trust); else "Probably ...".
+    zone = json.loads((ROOT / "models" / "everyday" / "manifest.json").read_text())["trust"]["fact_domain_ratio"]
+    assert astro.certain == (astro.trust >= limits.TRUST_FACT_THRESHOLD and astro.domain_score <= zone)
     assert astro.description.startswith("Probably ") != astro.certain
 
 
 def test_certain_and_review_follow_the_threshold_chosen():
-    """The GUI's threshold (DescribeOptions.low_confidence) decides both "Probably" and "needs review"."""
+    """The GUI's threshold (DescribeOptions.low_confidence) decides "Probably" and "needs review" for a
+    model without a trust score; with one, a threshold the user raised can still only take facts away."""
     photo = SAMPLES / "astronaut.png"
     strict = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.99))
                   .describe_paths([photo]))
     lax = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.0))
                .describe_paths([photo]))
+    default = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never")).describe_paths([photo]))
     assert strict.caption.text == lax.caption.text and strict.in_domain and lax.in_domain
     assert not strict.certain and strict.review and strict.said_as == "probably"
     assert strict.description.startswith("Probably ")
-    assert lax.certain and not lax.review and lax.said_as == "fact"
+    assert lax.trust is not None and lax.said_as == default.said_as  # the trust rule decides
+    assert lax.review == (lax.said_as != "fact")
 
 
 def test_route_decides_in_domain_in_one_place():

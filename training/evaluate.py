@@ -34,26 +34,41 @@ def readable_batches(engine: Engine, records, batch: int = 32
         yield (np.stack(arrs) if arrs else None), kept, problems
 
 
-def encode_records(engine: Engine, records, batch: int = 32):
+def encode_records(engine: Engine, records, batch: int = 32, concepts: list | None = None):
     """What the decoder takes (``Engine.decoder_input``) for each readable record; unreadable ones
-    are reported and skipped."""
+    are reported and skipped. ``concepts``: a list that receives the concept head's probabilities
+    for each kept record (when the bundle has a head), for grounded decoding."""
     feats, kept, problems = [], [], []
     for images, recs, bad in readable_batches(engine, records, batch):
         problems += bad
         if recs:
-            feats.append(engine.caption_input(images))
+            named = engine.encode_named(images)
+            feats.append(engine.decoder_input(named))
+            if concepts is not None and engine.concepts is not None:
+                concepts.extend(engine.concepts.probabilities(named["features"]))
             kept += recs
     return (np.concatenate(feats) if feats else np.zeros((0, 1, 1), np.float32)), kept, problems
 
 
-def decode_all(engine: Engine, feats: np.ndarray, beam: int, batch: int = 32, **kw) -> list[Caption]:
+def grounding_bias(engine: Engine, probs) -> np.ndarray | None:
+    """The beam's penalties for these concept probabilities, as the app applies them (None: no grounding)."""
+    if not probs or engine.concepts is None or engine.concepts.grounding is None:
+        return None
+    from capdesk.describe.grounding import bias_matrix, token_concepts
+
+    g = engine.concepts.grounding
+    return bias_matrix(token_concepts(engine.vocab, engine.concepts.words), np.stack(probs), g.alpha, g.tau)
+
+
+def decode_all(engine: Engine, feats: np.ndarray, beam: int, batch: int = 32, bias: np.ndarray | None = None,
+               **kw) -> list[Caption]:
     saved = (engine.length_alpha, engine.block_ngram)
     engine.length_alpha = kw.get("length_alpha", engine.length_alpha)
     engine.block_ngram = kw.get("block_ngram", engine.block_ngram)
     try:
         out: list[Caption] = []
         for s in range(0, len(feats), batch):
-            out.extend(engine.decode(feats[s:s + batch], beam))
+            out.extend(engine.decode(feats[s:s + batch], beam, bias=None if bias is None else bias[s:s + batch]))
         return out
     finally:
         engine.length_alpha, engine.block_ngram = saved
@@ -92,14 +107,16 @@ def evaluate_bundle(bundle: Path, data: Path, split: str = "test", beams: list[i
         records = records[:limit]
     if not records:
         raise ValueError(f"{data}: no images in split {split!r}")
-    feats, records, problems = encode_records(engine, records)
+    probs: list = []
+    feats, records, problems = encode_records(engine, records, concepts=probs)
+    bias = grounding_bias(engine, probs)  # the app's grounded decoding, when the bundle has it
     refs = {str(r.image): [" ".join(c) for c in r.captions] for r in records}
     out: dict = {"data": ds.name, "split": split, "images": len(records), "skipped": problems,
-                 "provider": engine.provider}
+                 "provider": engine.provider, "grounded": bias is not None}
     for b in beams:
         t0 = time.perf_counter()
         kw = {k: v for k, v in (decoding or {}).items() if k in ("length_alpha", "block_ngram")}
-        caps = decode_all(engine, feats, b, **kw)
+        caps = decode_all(engine, feats, b, bias=bias, **kw)
         dt = time.perf_counter() - t0
         hyps = {str(r.image): " ".join(c.words) for r, c in zip(records, caps)}
         m = score(refs, hyps, meteor=meteor)

@@ -112,11 +112,13 @@ def tags_add_to(caption: str, tag_names: list[str]) -> bool:
 def word(caption: str | None, confidence: float | None, in_domain: bool | None, tags_sentence: str,
          tag_names: list[str], text: str | None, *, tags_mode: str = "auto", show_guess: bool = False,
          low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD, people_confidence: float = 0.0, domain: str = "",
-         plain_fact: str = "", animal_tags: list[str] | tuple[str, ...] = (), trust: float | None = None) -> Wording:
+         plain_fact: str = "", animal_tags: list[str] | tuple[str, ...] = (), trust: float | None = None,
+         typical: bool = True) -> Wording:
     """Apply the rule above. ``tags_sentence`` is 'May contain: ...' or ''; ``animal_tags`` are the
     tag names that name animals; ``plain_fact`` is a fact computed from the pixels ('A blank white
     image.') or ''. ``trust`` (``capdesk.describe.trust``), when the model has it, decides between
-    fact, "Probably" and withheld in place of the confidence alone."""
+    fact, "Probably" and withheld in place of the confidence alone; ``typical`` is False for a picture
+    less typical of the model's photos than its fact zone allows (then "Probably" at most)."""
     cap = clean_caption(caption) if caption else ""
     parts: list[str] = []
     reason: str | None = None
@@ -131,6 +133,14 @@ def word(caption: str | None, confidence: float | None, in_domain: bool | None, 
     elif trust is not None and trust < TRUST_FACT_THRESHOLD:
         said_as = SaidAs.PROBABLY
         reason = f"the caption may name something that is not there (trust {trust:.2f})"
+    elif (trust is not None and low_confidence != DEFAULT_CONFIDENCE_THRESHOLD and confidence is not None
+          and confidence < low_confidence):
+        # A threshold the user chose still holds with a trust score: the trust decides, the user may ask for more.
+        said_as, reason = SaidAs.PROBABLY, f"the model was unsure (confidence {confidence:.2f})"
+    elif trust is not None and not typical:
+        said_as = SaidAs.PROBABLY
+        reason = ("the picture is less like the model's training photos than those its captions are said "
+                  "as fact for, so the caption may be wrong")
     elif trust is None and confidence is not None and confidence < low_confidence:
         said_as, reason = SaidAs.PROBABLY, f"the model was unsure (confidence {confidence:.2f})"
     elif confidence is not None and confidence < people_confidence and names_people(cap):

@@ -28,7 +28,13 @@ from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
 from capdesk.describe.trust import TAG_THRESHOLD as TRUST_TAG_THRESHOLD
 from capdesk.describe.trust import Evidence, TrustModel
 from capdesk.imageio import load_image, original_size
-from capdesk.limits import CONCEPT_SAY_THRESHOLD, DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
+from capdesk.limits import (
+    CONCEPT_SAY_THRESHOLD,
+    DEFAULT_CONFIDENCE_THRESHOLD,
+    DEFAULT_TAG_THRESHOLD,
+    MAX_TAGS,
+    TRUST_PROBABLY_THRESHOLD,
+)
 from capdesk.model.bundle import Bundle, BundleError, discover
 from capdesk.model.domain import Route, route
 from capdesk.model.engine import Caption, Engine, load_in_batches
@@ -129,7 +135,7 @@ def compose(caption: str | None, confidence: float | None, in_domain: bool | Non
 def wording(caption: str | None, confidence: float | None, in_domain: bool | None,
             tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
             domain: str = "", fact: str = "", animals: frozenset[str] = frozenset(),
-            trust: float | None = None, objects: list[str] | None = None) -> Wording:
+            trust: float | None = None, objects: list[str] | None = None, typical: bool = True) -> Wording:
     """One short description about the picture only, saying uncertain parts as such. ``objects``: what
     the concepts are sure the picture shows, said beside the tags when the scene caption is not."""
     named = [(o, 1.0) for o in objects or () if not any(o in n.lower().split() for n, _ in tag_list)]
@@ -137,7 +143,7 @@ def wording(caption: str | None, confidence: float | None, in_domain: bool | Non
     return word(caption, confidence, in_domain, tags.plain(said_tags), [n for n, _ in said_tags], text,
                 tags_mode=opts.tags, show_guess=opts.show_guess, low_confidence=opts.low_confidence,
                 people_confidence=opts.people_confidence, domain=domain, plain_fact=fact,
-                animal_tags=[n for n, _ in tag_list if n in animals], trust=trust)
+                animal_tags=[n for n, _ in tag_list if n in animals], trust=trust, typical=typical)
 
 
 def animal_names(labels: list[str] | None) -> frozenset[str]:
@@ -235,16 +241,20 @@ class Describer:
         g = eng.concepts.grounding
         return bias_matrix(self._tokens[eng.name], probs, g.alpha, g.tau)
 
-    def _trust(self, eng: Engine, cap: Caption, probs: dict[str, float] | None, where: Route) -> float | None:
+    def _trust(self, eng: Engine, cap: Caption, probs: dict[str, float] | None,
+               where: Route) -> tuple[float | None, bool]:
+        """The caption's trust (None when the model has no trust score), and whether the picture lies
+        in the model's fact zone."""
         if probs is None:
-            return None
+            return None, True
         if eng.name not in self._trust_models:
             self._trust_models[eng.name] = TrustModel.from_manifest(eng.bundle.manifest.get("trust"))
         model = self._trust_models[eng.name]
         if model is None:
-            return None
+            return None, True
         evidence_tags = tags.top_tags(cap.class_logits, eng.labels, TRUST_TAG_THRESHOLD, MAX_TAGS)
-        return model.score(Evidence(cap.words, cap.confidence, probs, cap.finalists, evidence_tags, where.ratio))
+        ev = Evidence(cap.words, cap.confidence, probs, cap.finalists, evidence_tags, where.ratio)
+        return model.score(ev), model.typical(where.ratio)
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
                 probs: np.ndarray | None = None) -> Described:
@@ -266,19 +276,22 @@ class Describer:
         domain = eng.bundle.manifest.get("domain", "")
         animals = animal_names(eng.labels)
         conc = None if probs is None else dict(zip(eng.concepts.words, map(float, probs)))
-        d.trust = self._trust(eng, cap, conc, where)
+        d.trust, typical = self._trust(eng, cap, conc, where)
+        if in_dom is False and where.near and d.trust is not None:
+            in_dom, typical = True, False  # just outside the gate: "Probably" at most, by the trust rule
         if conc:
             sure = sorted(((w, p) for w, p in conc.items() if p >= eng.concepts.threshold), key=lambda wp: -wp[1])
             d.concepts = sure[:MAX_CONCEPTS]
-        # Objects said without a scene caption come from the concepts only inside the model's domain:
-        # outside it the concept head is as lost as the captioner.
-        objects = [w for w, p in d.concepts if p >= CONCEPT_SAY_THRESHOLD and w in OBJECT_WORDS] if in_dom else []
+        # Objects said in place of a withheld scene caption come from the concepts only inside the model's
+        # domain: outside it the concept head is as lost as the captioner.
+        objects = [w for w, p in d.concepts if p >= CONCEPT_SAY_THRESHOLD and w in OBJECT_WORDS] if (
+            in_dom and d.trust is not None and d.trust < TRUST_PROBABLY_THRESHOLD) else []
         w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals, trust=d.trust,
-                    objects=objects[:MAX_SAID_OBJECTS])
+                    objects=objects[:MAX_SAID_OBJECTS], typical=typical)
         if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
             w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals,
-                        trust=d.trust, objects=objects[:MAX_SAID_OBJECTS])
+                        trust=d.trust, objects=objects[:MAX_SAID_OBJECTS], typical=typical)
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
         if status is TextStatus.UNAVAILABLE and d.review:
             d.reason = f"{d.reason}; {OCR_MISSING}"

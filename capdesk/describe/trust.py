@@ -75,13 +75,20 @@ class TrustModel:
     scale: np.ndarray
     weights: np.ndarray
     bias: float
+    fact_domain_ratio: float | None = None  # facts only for pictures this close to the training pictures
 
     @classmethod
     def from_manifest(cls, section: Mapping | None) -> TrustModel | None:
         if not section or list(section.get("features", ())) != list(FEATURES):
             return None  # fitted on other signals: the older rule is safer than a misread score
+        zone = section.get("fact_domain_ratio")
         return cls(np.asarray(section["mean"], float), np.asarray(section["scale"], float),
-                   np.asarray(section["weights"], float), float(section["bias"]))
+                   np.asarray(section["weights"], float), float(section["bias"]),
+                   None if zone is None else float(zone))
+
+    def typical(self, domain_ratio: float | None) -> bool:
+        """Whether a picture lies where the model's captions may be said as fact."""
+        return self.fact_domain_ratio is None or domain_ratio is None or domain_ratio <= self.fact_domain_ratio
 
     def score(self, ev: Evidence) -> float:
         return self.score_features(features(ev))

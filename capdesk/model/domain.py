@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from capdesk.limits import NEAR_DOMAIN_RATIO
+
 ARRAY_MAX_BYTES = 64 << 20  # a 64-component summary of 1280 features is ~330 KB
 ARRAYS = ("mean", "components", "variances", "residual")
 
@@ -108,6 +110,7 @@ class Route:
     model: str
     ratio: float | None  # the model's distance ratio for the picture (< 1: inside its gate); None: no gate
     in_domain: bool | None  # None: the model carries no domain summary, so nobody can say
+    near: bool = False  # just outside the gate (under NEAR_DOMAIN_RATIO) and claimed by no other model more
 
 
 def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = False,
@@ -130,7 +133,8 @@ def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = 
             continue
         r = float(ratios[name][i])
         best_other = min((float(v[i]) for m, v in ratios.items() if m != name), default=math.inf)
-        out.append(Route(name, round(r, 4), bool(r < 1.0 and r <= best_other)))
+        out.append(Route(name, round(r, 4), bool(r < 1.0 and r <= best_other),
+                         bool(1.0 <= r < NEAR_DOMAIN_RATIO and r <= best_other)))
     return out
 
 

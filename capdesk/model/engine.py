@@ -29,6 +29,7 @@ from capdesk.limits import DEFAULT_BEAM
 from capdesk.model import providers as prov
 from capdesk.model.beam import Hypothesis, beam_finalists
 from capdesk.model.bundle import Bundle, BundleError, resolve
+from capdesk.model.concepts import load_concepts
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Caption:
     grid: tuple[int, int]  # attention grid rows, cols
     finished: bool = True
     class_logits: np.ndarray | None = field(default=None, repr=False)
+    finalists: list[str] = field(default_factory=list, repr=False)  # the beam's other finished captions
 
     def attention_map(self, word_index: int) -> np.ndarray:
         """The attention of one word as a [rows, cols] grid that sums to 1."""
@@ -132,6 +134,7 @@ class Engine:
             raise BundleError(f"{self.bundle.path}: decoder_init.onnx takes the encoder's "
                               f"{self.decoder_input_name!r}, which encoder.onnx does not give")
         self.labels: list[str] | None = self.bundle.labels()
+        self.concepts = load_concepts(self.bundle, lambda fn: session(fn, session_options(1)))
         self.domain = self.bundle.domain_model()
         self._lock = threading.Lock()
         # Decode one picture per call when the decoder's activations are quantised per call (shrunk bundles).
@@ -174,13 +177,16 @@ class Engine:
         # not to the encoder's features.
         return h0, c0, proj, np.ascontiguousarray(rest[0]) if rest else feats
 
-    def finalists(self, feats: np.ndarray, beam: int | None = None) -> list[list[Hypothesis]]:
-        """Every caption the beam finishes for each picture of ``feats`` (what ``decode`` takes), best first."""
+    def finalists(self, feats: np.ndarray, beam: int | None = None,
+                  bias: np.ndarray | None = None) -> list[list[Hypothesis]]:
+        """Every caption the beam finishes for each picture of ``feats`` (what ``decode`` takes), best first.
+        ``bias`` [B, V]: added to each picture's word scores while ranking (grounding, ``beam_finalists``)."""
         if self.per_picture and len(feats) > 1:
             # int8 dynamic quantisation scales each call's activations by their range over the whole
             # call, so pictures decoded together would sway each other's words: a folder's alt text
             # must be what the picture gets on its own. Batched decoding was no faster on the CPU.
-            return [pool for i in range(len(feats)) for pool in self.finalists(feats[i:i + 1], beam)]
+            return [pool for i in range(len(feats))
+                    for pool in self.finalists(feats[i:i + 1], beam, None if bias is None else bias[i:i + 1])]
         h0, c0, proj, memory = self.begin(feats)
 
         # The search maps beams to images with one ``rows`` array for its whole run: the features
@@ -196,20 +202,26 @@ class Engine:
 
         return beam_finalists((h0, c0), step, len(feats), beam or self.beam, self.max_len,
                               self.start, self.end, self.length_alpha, self.block_ngram,
-                              banned=(self.pad, self.start, self.unk))
+                              banned=(self.pad, self.start, self.unk), bias=bias)
 
     def decode(self, feats: np.ndarray, beam: int | None = None,
-               class_logits: np.ndarray | None = None) -> list[Caption]:
+               class_logits: np.ndarray | None = None, bias: np.ndarray | None = None) -> list[Caption]:
         """Captions for ``feats``: the encoder's output that this decoder takes (``decoder_input``)."""
-        hyps = [pool[0] for pool in self.finalists(feats, beam)]
+        return self.captions(self.finalists(feats, beam, bias), feats, class_logits)
+
+    def captions(self, pools: list[list[Hypothesis]], feats: np.ndarray,
+                 class_logits: np.ndarray | None = None) -> list[Caption]:
+        """The best of each picture's finalists as a ``Caption``, the others' texts kept beside it."""
+        hyps = [pool[0] for pool in pools]
         out = []
         for i, hy in enumerate(hyps):
             words = [self.vocab[w] for w in hy.ids]
             lp = float(sum(hy.logprobs))
             conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
             att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
+            others = [" ".join(self.vocab[w] for w in o.ids) for o in pools[i][1:]]
             out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
-                               hy.finished, None if class_logits is None else class_logits[i]))
+                               hy.finished, None if class_logits is None else class_logits[i], others))
         return out
 
     def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:

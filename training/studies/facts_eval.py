@@ -28,13 +28,20 @@ from training.metrics import score  # noqa: E402
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "everyday" / "dataset_everyday.json"
 
 
-def evaluate(data: Path, split: str, model: str | None = None, limit: int = 0) -> dict:
+def evaluate(data: Path, split: str, model: str | None = None, limit: int = 0, dump: Path | None = None) -> dict:
     ds = read_any(data)
     records = ds.split(split)[: limit or None]
     describer = Describer(model)
     rows: dict[str, list] = defaultdict(list)
     for r, d in zip(records, describer.describe_paths([r.image for r in records], batch_size=16)):
         rows[source_group(r.source)].append((r, d))
+    if dump is not None:  # one line per photo, for choosing thresholds on val
+        with dump.open("w", encoding="utf-8") as f:
+            for g, pairs in rows.items():
+                for r, d in pairs:
+                    bad = bool(hallucinated(d.caption.text, r.raw)) if d.caption else False
+                    f.write(json.dumps({"collection": g, "said_as": str(d.said_as), "trust": d.trust,
+                                        "in_domain": d.in_domain, "hallucinated": bad}) + "\n")
     out = {}
     for g, pairs in sorted(rows.items()):
         n = len(pairs)
@@ -63,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="test")
     ap.add_argument("--model", default=None, help="a model name (default: automatic routing, as the app)")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--dump", type=Path, help="write one JSON line per photo here")
     ns = ap.parse_args(argv)
-    print(json.dumps(evaluate(ns.data, ns.split, ns.model, ns.limit), indent=1))
+    print(json.dumps(evaluate(ns.data, ns.split, ns.model, ns.limit, ns.dump), indent=1))
     return 0
 
 
