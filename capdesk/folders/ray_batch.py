@@ -13,6 +13,13 @@ object store, not from their own disks: every node describes with exactly the mo
 routing between them) that the machine starting the batch chose, whatever it has installed.
 Pictures are read by the actors, by path, so a cluster needs the pictures on a file system every
 node mounts at the same path.
+
+A Ray that CapDesk starts on this machine (``PrivateRay``) is for this user only: every port it
+opens listens on the loopback address, its gRPC calls need a token of its own (a 0600 file in
+CapDesk's state folder, never ``~/.ray/auth_token``), its session folder (logs, sockets) is a
+0700 folder of its own, and the token and the folder are removed when the batch ends. A cluster
+the user names (``--ray ADDRESS``) is used as it is set up: docs/scale-out.md says how to set
+one up safely.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import json
 import logging
 import os
 import pickle
+import re
+import secrets
 import shutil
 import socket
 import tempfile
@@ -155,9 +164,122 @@ def _no_cloud_probes(ray) -> Iterator[None]:
                 os.environ[n] = v
 
 
-def connect(plan: RayPlan) -> bool:
-    """Join the cluster at ``plan.address``, or start a Ray on this machine; True when this call
-    started Ray (and so should stop it)."""
+def ray_state_dir() -> Path:
+    """Where the token of a Ray that CapDesk starts is kept while it runs: CapDesk's state folder."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "ray"
+
+
+# Ray reads these when it starts, and hands them to every process it starts.
+AUTH_MODE, AUTH_TOKEN_PATH = "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH"
+# Off, Ray takes the loopback address as this machine's (as it does on macOS and Windows, where it
+# runs one machine only); on, it takes the address of the network route and listens on every interface.
+CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+_LEFT_BEHIND = re.compile(r"(?:token|capdesk-ray)-(\d+)-.+")
+
+
+def _sweep_dead(*found) -> None:
+    """Tokens and session folders left by a batch that was killed (``-PID-`` in their names): a dead
+    process's token must not lie about, nor its folders fill the disk."""
+    for paths in found:
+        for p in paths:
+            m = _LEFT_BEHIND.fullmatch(p.name)
+            if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+                continue
+            with contextlib.suppress(OSError):
+                if p.is_symlink() or p.stat().st_uid != os.getuid():
+                    continue
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive, and not ours to judge
+        return True
+    return True
+
+
+class PrivateRay:
+    """What a Ray started on this machine for one batch runs with, made before it starts and undone
+    after it stops (``close``): the loopback address only, a token of its own (0600, in CapDesk's
+    state folder), and a session folder of its own (0700). Ray's processes take their environment
+    when they start, so the environment is put back once Ray has stopped."""
+
+    def __init__(self) -> None:
+        self.token_path: Path | None = None
+        self.temp_dir: Path | None = None
+        self._env: dict[str, str | None] = {}
+        self._constants: tuple[object, bool] | None = None
+
+    def start(self, ray) -> dict:
+        """Set everything up; the keyword arguments for ``ray.init``."""
+        folder = ray_state_dir()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(folder, 0o700)
+        _sweep_dead(folder.glob("token-*"), Path(tempfile.gettempdir()).glob("capdesk-ray-*"))
+        self.token_path = folder / f"token-{os.getpid()}-{secrets.token_hex(4)}"
+        fd = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+        # Short, and the user's only: Ray's unix sockets live in it, whose paths have a length limit.
+        self.temp_dir = Path(tempfile.mkdtemp(prefix=f"capdesk-ray-{os.getpid()}-"))
+        for name, value in ((AUTH_MODE, "token"), (AUTH_TOKEN_PATH, str(self.token_path)), (CLUSTER_SWITCH, "0")):
+            self._env[name] = os.environ.get(name)
+            os.environ[name] = value
+        self._refresh(ray, local_only=True)
+        # Ray makes its own folder world-writable (0777): inside this one, no one else can reach it.
+        return {"address": "local", "_node_ip_address": "127.0.0.1", "_temp_dir": str(self.temp_dir / "r"),
+                "include_dashboard": False}
+
+    def _refresh(self, ray, local_only: bool) -> None:
+        """A Ray already imported in this process read its settings then: tell it again."""
+        with contextlib.suppress(Exception):  # private to Ray: what it lacks, it reads when it starts
+            from ray._private import ray_constants
+
+            if self._constants is None:
+                self._constants = (ray_constants, ray_constants.ENABLE_RAY_CLUSTER)
+            ray_constants.ENABLE_RAY_CLUSTER = not local_only and self._constants[1]
+        with contextlib.suppress(Exception):
+            from ray._raylet import AuthenticationTokenLoader, Config
+
+            Config.initialize("")
+            AuthenticationTokenLoader.instance().reset_cache()
+
+    def close(self) -> None:
+        """After ``ray.shutdown()``: the token and the session folder go, the environment comes back."""
+        for name, value in self._env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._env = {}
+        if self._constants is not None:
+            module, value = self._constants
+            with contextlib.suppress(Exception):
+                module.ENABLE_RAY_CLUSTER = value  # type: ignore[attr-defined]
+            self._constants = None
+        if self.token_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.token_path)
+            self.token_path = None
+        if self.temp_dir is not None:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            self.temp_dir = None
+
+
+def connect(plan: RayPlan, private: PrivateRay | None = None) -> bool:
+    """Join the cluster at ``plan.address``, or start a Ray on this machine, set up by ``private``
+    (a fresh ``PrivateRay`` when None); True when this call started Ray (and so should stop it,
+    then close ``private``)."""
     ray = _import_ray()
     if ray.is_initialized():
         return False
@@ -169,8 +291,16 @@ def connect(plan: RayPlan) -> bool:
         if plan.address:
             ray.init(address=plan.address, **quiet)
         else:
-            with _no_cloud_probes(ray):
-                ray.init(include_dashboard=False, **quiet)
+            private = private or PrivateRay()
+            try:
+                local = private.start(ray)
+                with _no_cloud_probes(ray):
+                    ray.init(**local, **quiet)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+                private.close()
+                raise
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ... by cause
         where = f"the Ray cluster at {plan.address}" if plan.address else "a local Ray"
         raise RaySetupError(f"cannot start or reach {where} ({failure_line(exc)})") from None
@@ -201,11 +331,12 @@ class RayRun:
         self.workers = 0
         self._ours = False
         self._payload: list = []
+        self.private = PrivateRay()  # how a Ray started here is set up, and undone by ``close``
 
     def start(self) -> str:
         """Ready the cluster; one line saying where the pictures will be described. RaySetupError
         (nothing started is left running) when Ray cannot be used as planned."""
-        self._ours = connect(self.plan)
+        self._ours = connect(self.plan, self.private)
         try:
             import ray
 
@@ -261,3 +392,4 @@ class RayRun:
 
             with contextlib.suppress(Exception):
                 ray.shutdown()
+            self.private.close()  # after Ray's processes are gone: the token and the session folder go
