@@ -58,8 +58,8 @@ def user_models_dir() -> Path:
 
 
 def shipped_models_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    cands = [here.parent / "models", here / "models", Path(sys.prefix) / "share" / "capdesk" / "models"]
+    package = Path(__file__).resolve().parents[1]  # capdesk/, this file being capdesk/model/bundle.py
+    cands = [package.parent / "models", package / "models", Path(sys.prefix) / "share" / "capdesk" / "models"]
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         cands.insert(0, Path(frozen) / "models")
