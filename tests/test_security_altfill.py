@@ -329,3 +329,17 @@ def test_a_page_that_breaks_the_html_parser_is_reported_and_the_site_goes_on(lay
     pages = {Path(p.page).name: p for p in result.pages}
     assert pages["bad.html"].status == "failed" and "cannot be searched for images" in pages["bad.html"].error
     assert pages["good.html"].status == "changed"
+
+
+def test_an_address_is_judged_by_its_text_first_then_by_its_real_path(layout, describer):
+    """A link outside the site pointing back in is still outside (nothing outside is looked at), and a
+    site given through a link of its own is still the site."""
+    site, private = layout["site"], layout["private"]
+    os.symlink(site / "img" / "cup.png", private / "back.png")
+    os.symlink(site, layout["tmp"] / "site-link")
+    page = _page(layout, ["../private/back.png"])
+    result = run_alt_fill([layout["tmp"] / "site-link"], describer, backup_dir=None)
+    rows = {r.src: r for r in result.images}
+    assert (rows["../private/back.png"].status, rows["../private/back.png"].note) == (FillStatus.SKIPPED, OUTSIDE)
+    assert rows["img/cup.png"].status == FillStatus.FILLED
+    assert page.read_bytes().count(b"alt=") == 1

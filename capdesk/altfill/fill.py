@@ -206,7 +206,7 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     if file is None:
         row.status, row.note = FillStatus.SKIPPED, why
         return row, None
-    if not roots.holds(file):  # asked before anything about the file: the same answer whether it exists or not
+    if not roots.allows(file):  # asked before anything about the file: the same answer whether it exists or not
         row.status, row.note = FillStatus.SKIPPED, OUTSIDE
         return row, None
     row.file = os.path.normpath(file)  # "docs/../img/a.png" said as "img/a.png"

@@ -23,17 +23,24 @@ OUTSIDE = ("outside the folders given: skipped, since CapDesk describes no pictu
 
 
 class Roots:
-    """The folders pictures may come from, by their real paths."""
+    """The folders pictures may come from: as given, and by their real paths."""
 
     def __init__(self, folders: Iterable[str | os.PathLike[str]] = ()) -> None:
+        self.given: list[str] = []
         self.real: list[str] = []
         for f in folders:
             self.add(f)
 
     def add(self, folder: str | os.PathLike[str]) -> None:
-        real = os.path.realpath(folder)
-        if real not in self.real:
-            self.real.append(real)
+        for kept, p in ((self.given, os.path.abspath(folder)), (self.real, os.path.realpath(folder))):
+            if p not in kept:
+                kept.append(p)
+
+    def allows(self, path: str | os.PathLike[str]) -> bool:
+        """Whether a picture at ``path`` may be read: inside the folders by its text (``..`` taken
+        away, nothing looked up, so nothing outside is ever looked at), and still inside once every
+        link on the way is resolved."""
+        return self.holds_as_written(path) and self.holds(path)
 
     def holds(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path``, every link on the way resolved, lies in one of the folders."""
@@ -42,7 +49,7 @@ class Roots:
     def holds_as_written(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` lies in one of the folders by its text alone (nothing is looked up)."""
         p = os.path.abspath(path)
-        return any(_under(p, os.path.abspath(r)) for r in self.real)
+        return any(_under(p, r) for r in self.given + self.real)
 
 
 def _under(path: str, folder: str) -> bool:
