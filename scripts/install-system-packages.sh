@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Debian packages the tests and the app use: speech (espeak-ng), a virtual display (xvfb) and
-# the X/EGL libraries Qt loads, exiftool (the reference reader of XMP sidecars), Java (METEOR),
-# the validators of the desktop entry and AppStream metadata the installer ships, strace (the
-# no-network test traces every socket call).
-# With arguments, installs those packages instead (the installer's build and smoke test use it).
-# Only what is missing is installed.
+# Debian packages the tests and the app use: Python's venv module (python3-venv: Debian and Ubuntu
+# leave it out of python3, and the README's commands make a virtual environment), speech
+# (espeak-ng), a virtual display (xvfb) and the X/EGL libraries Qt loads, exiftool (the reference
+# reader of XMP sidecars), Java (METEOR), the validators of the desktop entry and AppStream
+# metadata the installer ships, strace (the no-network test traces every socket call).
+# With arguments, installs those packages instead (the README's Quick start, the installer's build
+# and smoke test use it).
+# Only what is missing is installed, with sudo unless run as root. Where there is no dpkg and apt-get
+# (not Debian or Ubuntu), it names the packages and leaves them to you.
 set -euo pipefail
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3
-      libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0
-      libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox desktop-file-utils appstream
-      strace)
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(python3-venv espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0
+      libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
+      libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox desktop-file-utils
+      appstream strace)
+if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
+  echo "install-system-packages.sh: not a Debian or Ubuntu system; install what these Debian packages give, if" \
+       "needed, with your system's tools: ${pkgs[*]}" >&2
+  exit 0
+fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
