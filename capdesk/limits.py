@@ -21,7 +21,7 @@ CONFIDENCE_MIN, CONFIDENCE_MAX = 0.0, 1.0
 # everyday val split, the facts of each collection name an absent object at most 5% of the time
 # (`capdesk train ground` reports it); a caption is withheld only when it is at least four times as
 # likely to name something absent as not (docs/training.md, "Saying only what is true").
-TRUST_FACT_THRESHOLD = 0.88
+TRUST_FACT_THRESHOLD = 0.8
 TRUST_PROBABLY_THRESHOLD = 0.1
 # A caption is said as fact only for a picture at least as typical of the model's pictures as this share
 # of its own val photos (the manifest's trust.fact_domain_ratio is that quantile of their domain ratios):

@@ -5,6 +5,7 @@ import pytest
 from conftest import SAMPLES
 from PIL import Image
 
+from capdesk.imageio import load_image
 from capdesk.model import providers
 from capdesk.model.engine import Engine, expand_paths
 
@@ -104,10 +105,19 @@ def describer(default_bundle):
 
 
 def test_batch_equals_one_by_one(engine, describer):
-    # Files go through the one pipeline (the describer) in batches; each caption is the engine's own.
+    # Files go through the one pipeline (the describer) in batches; each caption is what the engine
+    # gives the picture alone, steered by the picture's own concepts (grounding) exactly as in a batch.
+    from capdesk.describe.grounding import bias_matrix, token_concepts
+
     paths = [SAMPLES / n for n in ("chelsea.png", "coffee.png", "rocket.jpg", "astronaut.png", "page.png")]
     batched = [d.caption.text for d in describer.describe_paths(paths, batch_size=4)]
-    single = [engine.caption_file(p).text for p in paths]
+    g = engine.concepts.grounding
+    tokens = token_concepts(engine.vocab, engine.concepts.words)
+    single = []
+    for p in paths:
+        named = engine.encode_named(engine.preprocess.to_array(load_image(p))[None])
+        bias = bias_matrix(tokens, engine.concepts.probabilities(named["features"]), g.alpha, g.tau)
+        single.append(engine.decode(engine.decoder_input(named), 3, bias=bias)[0].text)
     assert batched == single
 
 

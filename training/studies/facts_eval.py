@@ -16,6 +16,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -41,7 +43,8 @@ def evaluate(data: Path, split: str, model: str | None = None, limit: int = 0, d
                 for r, d in pairs:
                     bad = bool(hallucinated(d.caption.text, r.raw)) if d.caption else False
                     f.write(json.dumps({"collection": g, "said_as": str(d.said_as), "trust": d.trust,
-                                        "in_domain": d.in_domain, "hallucinated": bad}) + "\n")
+                                        "in_domain": d.in_domain, "domain_score": d.domain_score,
+                                        "hallucinated": bad}) + "\n")
     out = {}
     for g, pairs in sorted(rows.items()):
         n = len(pairs)
@@ -64,6 +67,28 @@ def evaluate(data: Path, split: str, model: str | None = None, limit: int = 0, d
     return out
 
 
+def plot(dump: Path, path: Path, zone: float) -> None:
+    """The risk-coverage curves of facts as the trust threshold moves, with the gate and the fact zone
+    as the app applies them, from a ``--dump`` file; the shipped threshold marked."""
+    from capdesk.limits import TRUST_FACT_THRESHOLD
+    from training.grounding import TARGET_FACT_CHAIRS
+    from training.plots import risk_coverage_png
+
+    rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    curves = {}
+    for g in sorted({r["collection"] for r in rows}):
+        mine = [r for r in rows if r["collection"] == g]
+        curve = []
+        for t in [round(x, 2) for x in np.arange(0.0, 1.0, 0.02)]:
+            fact = [r for r in mine if r["in_domain"] and r["trust"] is not None and r["trust"] >= t
+                    and (r["domain_score"] is None or r["domain_score"] <= zone)]
+            curve.append((t, len(fact) / len(mine), sum(r["hallucinated"] for r in fact) / max(len(fact), 1)))
+        curves[f"{g} test ({len(mine)} photos)"] = curve
+    risk_coverage_png(curves, path, {"shipped": TRUST_FACT_THRESHOLD},
+                      "everyday: captions said as fact as the trust threshold moves (gate and fact zone applied)",
+                      TARGET_FACT_CHAIRS)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -71,8 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="a model name (default: automatic routing, as the app)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--dump", type=Path, help="write one JSON line per photo here")
+    ap.add_argument("--plot", type=Path, help="draw the risk-coverage curves of the --dump file here (PNG)")
     ns = ap.parse_args(argv)
     print(json.dumps(evaluate(ns.data, ns.split, ns.model, ns.limit, ns.dump), indent=1))
+    if ns.plot and ns.dump:
+        from capdesk.model.bundle import resolve
+
+        zone = resolve(ns.model).manifest.get("trust", {}).get("fact_domain_ratio", float("inf"))
+        plot(ns.dump, ns.plot, zone)
     return 0
 
 
