@@ -89,6 +89,17 @@ def test_environment_steps_run_as_ci_runs_them(tmp_path):
     assert python == f"{venv}/bin/python" and pip == f"{venv}/bin/pip" and Path(prefix).resolve() == Path(venv)
 
 
+def test_quick_start_window_step_without_a_display_as_ci_runs_it():
+    """Where there is no display the window is not opened, and the step succeeds even under
+    `set -u` (an unset DISPLAY is no error)."""
+    step = next(s for s in _steps(_quick_start()) if "DISPLAY" in s)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env["PATH"] = "/nonexistent"  # capdesk must not even be looked for
+    r = subprocess.run([shutil.which("bash"), "-euo", "pipefail", "-c", step], cwd=ROOT, capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
 def _user_documents() -> list[Path]:
     return [README, *sorted((ROOT / "resources").rglob("README*"))]
 

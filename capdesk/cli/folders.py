@@ -278,5 +278,5 @@ def cmd_watch(ns: argparse.Namespace) -> int:
             signal.signal(sig, handler)
     print("capdesk: stopped watching", file=sys.stderr, flush=True)
     if reader_gone.is_set():
-        raise BrokenPipeError  # said (or rather not said) as for every command: see cli.main
+        raise BrokenPipeError  # nobody reads the captions: main() ends quietly (141), as for every command
     return EXIT_OK
