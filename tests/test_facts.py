@@ -10,7 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SHARED_DATA, needs_shared_data, needs_torch
 from test_beam import END, START, TREE, A, B, C, make_step
 
 from capdesk.describe.alttext import word
@@ -160,3 +160,47 @@ def test_a_bundle_without_a_concept_head_describes_as_before(default_bundle, tmp
     assert res.ok and res.trust is None and res.concepts == []
     rec = res.to_json()
     assert rec["trust"] is None and rec["concepts"] == []
+
+
+@needs_torch
+def test_the_exported_concept_head_gives_what_pytorch_gives(tmp_path):
+    import onnxruntime as ort
+    import torch
+
+    from training import concepts as cmod
+
+    rng = np.random.default_rng(1)
+    x, xv = rng.normal(size=(64, 16)).astype(np.float32), rng.normal(size=(32, 16)).astype(np.float32)
+    y = (x[:, :3] > 0).astype(np.float32)
+    yv = (xv[:, :3] > 0).astype(np.float32)
+    head, info = cmod.train_head(x, y, xv, yv, epochs=3, log=lambda _: None)
+    section = cmod.export(head, ["dog", "cat", "red"], 4, tmp_path, {"threshold": 0.5})
+    assert section["file"] == "concepts.onnx"
+    assert json.loads((tmp_path / "concepts.json").read_text())["words"] == ["dog", "cat", "red"]
+    feats = rng.normal(size=(5, 4, 16)).astype(np.float32)
+    got = ort.InferenceSession(str(tmp_path / "concepts.onnx")).run(None, {"features": feats})[0]
+    with torch.no_grad():
+        want = head(torch.from_numpy(feats)).numpy()
+    assert got.shape == (5, 3)
+    assert np.allclose(got, want, atol=2e-3)  # the weights are stored in float16
+
+
+@needs_shared_data("everyday")
+@needs_torch
+def test_ground_makes_a_bundle_the_describer_uses(tmp_path, default_bundle):
+    """capdesk train ground on a few photos of each split: the bundle it writes carries the concept head,
+    grounding and trust, verifies, and describes with them."""
+    from capdesk.describe.describer import Describer
+    from capdesk.model.bundle import open_bundle
+    from training import grounding, split_cache
+
+    data = SHARED_DATA / "everyday" / "dataset_everyday.json"
+    cache = tmp_path / "cache.npz"
+    split_cache.build(default_bundle, data, cache, limit=48)
+    study = grounding.run(default_bundle, data, cache, tmp_path / "grounded")
+    assert str(study["alpha"]) in study["alphas"] and 0.0 <= study["trust"]["test_auc"] <= 1.0
+    b = open_bundle(tmp_path / "grounded")
+    assert b.verify() == []
+    assert {"concepts", "grounding", "trust"} <= set(b.manifest)
+    (res,) = list(Describer(str(tmp_path / "grounded"), others=[]).describe_paths([SAMPLES / "astronaut.png"]))
+    assert res.ok and res.trust is not None
