@@ -66,6 +66,20 @@ def keep_original(backup_dir: Path, page: Path, raw: bytes) -> Path:
     return keep
 
 
+def read_only(page: Path) -> str | None:
+    """Why a page must not be replaced though its folder could take a new file: its mode says no one
+    may write it (0444: a person made it read-only, and running as root does not change that), or
+    this user may not. None when it may be written."""
+    try:
+        mode = os.stat(page).st_mode
+    except OSError as exc:
+        return f"cannot write it ({exc.strerror or exc})"
+    if not mode & 0o222 or not os.access(page, os.W_OK):
+        return (f"it is read-only (mode {stat.S_IMODE(mode):04o}), so it was left as it is; "
+                "make it writable to have its alt text filled")
+    return None
+
+
 @dataclass
 class Pruned:
     removed: list[Path] = field(default_factory=list)

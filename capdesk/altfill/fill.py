@@ -20,99 +20,38 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from capdesk.altfill.backups import default_backup_dir, keep_original  # noqa: F401  (default_backup_dir: API)
+from capdesk.altfill.backups import read_only as _read_only
+from capdesk.altfill.documents import (
+    DOC_SUFFIXES,
+    Doc,
+    PictureStore,
+    apply_spot,
+    is_document,
+    picture_file,
+    plan_spot,
+    scan_document,
+    write_document,
+)
 from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
+from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
+    UNDESCRIBED,
+    AltFillResult,
+    FillStatus,
+    ImageRow,
+    PageRow,
+    take_description,
+)
 from capdesk.describe.describer import Described, Describer
-from capdesk.folders.batch import counts_summary
 from capdesk.safe_files import folder_lock, swap_in, write_temp
-from capdesk.sidecars.xmp import clean_text
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES}
 MAX_PAGE_BYTES = 64 * 1024 * 1024  # a page is rarely past a megabyte; this is no page
-UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
-
-
-class FillStatus(str, Enum):
-    """What alt-fill did for one image reference: the report's ``status``."""
-
-    FILLED = "filled"  # alt text written (or, in a dry run, would be)
-    UNDESCRIBED = "undescribed"  # described, with nothing certain to say: no alt text, a person should write it
-    KEPT = "kept"  # it has alt text, or the author marked it decorative
-    SKIPPED = "skipped"  # not a local file (remote, data:), or no place to put the text exactly
-    FAILED = "failed"  # the picture is missing or cannot be read, or its page could not be written
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-
-@dataclass
-class ImageRow:
-    page: str
-    line: int
-    column: int
-    src: str  # as the page gives it (character references and escapes decoded)
-    status: FillStatus
-    file: str | None = None  # the local picture it points to
-    alt_text: str = ""  # what was written (filled), or what was there (kept)
-    confidence: float | None = None
-    needs_review: bool = False
-    in_domain: bool | None = None
-    model: str = ""
-    reason: str | None = None  # why a person should look (never part of the alt text)
-    note: str | None = None  # why it was left as it is
-    error: str | None = None
-    syntax: str = "html"  # html | markdown
-    before: str = ""  # the reference's exact text before, and after the edit
-    after: str = ""
-    written: bool = False
-
-
-@dataclass
-class PageRow:
-    page: str
-    status: str  # changed | would change (dry run) | unchanged | failed
-    encoding: str = ""
-    images: int = 0
-    filled: int = 0
-    backup: str | None = None
-    error: str | None = None
-
-
-@dataclass
-class AltFillResult:
-    pages: list[PageRow] = field(default_factory=list)
-    images: list[ImageRow] = field(default_factory=list)
-    interrupted: bool = False
-    seconds: float = 0.0
-    dry_run: bool = False
-    diffs: dict[str, bytes] = field(default_factory=dict)  # page -> unified diff of what changes, in its bytes
-
-    @property
-    def failed(self) -> bool:
-        return any(p.status == "failed" for p in self.pages) or any(r.status == FillStatus.FAILED
-                                                                     for r in self.images)
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for r in self.images:
-            out[str(r.status)] = out.get(str(r.status), 0) + 1
-        return out
-
-    def summary(self) -> str:
-        pages: dict[str, int] = {}
-        for p in self.pages:
-            pages[p.status] = pages.get(p.status, 0) + 1
-        listed = ", ".join(f"{n} {k}" for k, n in sorted(pages.items()))
-        return f"{len(self.pages)} page{'s' if len(self.pages) != 1 else ''}" + (f" ({listed})" if listed else "") \
-            + f"; images: {counts_summary(self.counts())}"
 
 
 ProgressFn = Callable[[int, int, str], None]
@@ -128,12 +67,13 @@ def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
                 found += [Path(root, f) for f in files
-                          if not f.startswith(".") and Path(f).suffix.lower() in PAGE_SUFFIXES]
+                          if not f.startswith(".") and Path(f).suffix.lower() in FILL_SUFFIXES]
             yield from ((f, p, None) for f in sorted(found))
         elif not p.exists():
             yield p, p.parent, "no such file or folder"
-        elif p.suffix.lower() not in PAGE_SUFFIXES:
-            yield p, p.parent, "not an HTML or Markdown page (.html, .htm, .md, .markdown)"
+        elif p.suffix.lower() not in FILL_SUFFIXES:
+            yield p, p.parent, ("not an HTML or Markdown page (.html, .htm, .md, .markdown) or a document "
+                                "(.epub, .docx, .pptx, .odt, .odp)")
         else:
             yield p, p.parent, None
 
@@ -218,23 +158,9 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
 
 def _apply(row: ImageRow, f: Found, d: Described | None) -> tuple[int, str] | None:
     """Set the row from the picture's description; the insertion to make, when there is one."""
-    if d is None:
-        row.status, row.note = FillStatus.SKIPPED, "not described: the run was stopped first"
+    text = take_description(row, d)
+    if text is None:
         return None
-    row.model, row.in_domain = d.model, d.in_domain
-    if not d.ok:
-        row.status, row.error = FillStatus.FAILED, d.error
-        return None
-    # One line (an attribute or Markdown brackets hold no line breaks), with nothing a page, its
-    # XML reader or a terminal showing the report must not be given (an ESC, a NUL).
-    text = " ".join(clean_text(d.description).split())
-    row.needs_review = d.review
-    row.reason = (d.reason or "the model gave no caption") if d.review else None
-    if not text:
-        row.status, row.needs_review, row.reason = FillStatus.UNDESCRIBED, True, row.reason or UNDESCRIBED
-        return None
-    conf = d.alt_text().confidence  # only a caption said in the alt text carries its confidence
-    row.confidence = None if conf is None else round(conf, 4)
     try:
         piece = f.insertion(text)
     except ValueError as exc:
@@ -249,15 +175,31 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
                  include_empty: bool = False, dry_run: bool = False, backup_dir: Path | None = None,
                  beam: int | None = None, progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
-                 batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = ()) -> AltFillResult:
-    """Fill the alt text of every page under ``paths``; ``before_write(page)`` is called just
-    before each page is replaced (tests use it to edit a page at the worst moment). Pictures are
-    described only inside the folders given (each folder, each page's folder) and ``allow_roots``."""
+                 batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = (),
+                 epub_metadata: bool = False) -> AltFillResult:
+    """Fill the alt text of every page and document under ``paths``; ``before_write(page)`` is
+    called just before each page is replaced (tests use it to edit a page at the worst moment).
+    Pictures are described only inside the folders given (each folder, each page's folder) and
+    ``allow_roots``, and a document's only from inside it. With ``epub_metadata``, an EPUB whose
+    pictures all have alt text afterwards says so in its package document."""
+    store = PictureStore()
+    try:
+        return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, beam, progress, cancelled,
+                    before_write, batch_size, allow_roots, epub_metadata, store)
+    finally:
+        store.close()
+
+
+def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool, include_empty: bool,
+         dry_run: bool, backup_dir: Path | None, beam: int | None, progress: ProgressFn | None,
+         cancelled: Callable[[], bool], before_write: Callable[[Path], None] | None, batch_size: int,
+         allow_roots: Iterable[str | os.PathLike[str]], epub_metadata: bool, store: PictureStore) -> AltFillResult:
     t0 = time.monotonic()
     result = AltFillResult(dry_run=dry_run)
     pages: list[_Page] = []
     seen: set[str] = set()
     pending: list[tuple[_Page, Found, ImageRow, str]] = []
+    docs: list[tuple[Doc, list[tuple]]] = []  # each document, with its (spot, row, key) to fill
     files: dict[str, Path] = {}
     listed = list(find_pages(paths, recursive))
     roots = Roots([root for _, root, err in listed if not err] + list(allow_roots))
@@ -269,9 +211,22 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
         if err:
             result.pages.append(PageRow(str(path), "failed", error=err))
             continue
+        if cancelled():
+            result.interrupted = True
+            break
+        if is_document(path):
+            doc = scan_document(path)
+            result.pages.append(doc.row)
+            docs.append((doc, []))
+            for spot in doc.spots:
+                row, entry = plan_spot(doc, spot, include_empty)
+                result.images.append(row)
+                file = picture_file(doc, entry, row, store) if entry else None
+                if file is not None:
+                    files.setdefault(str(file), file)
+                    docs[-1][1].append((spot, row, str(file)))
+            continue
         try:
-            if cancelled():
-                raise ScanCancelled
             page = scan_page(path, cancelled)
         except ScanCancelled:
             result.interrupted = True
@@ -295,6 +250,10 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
     for page in pages:
         if page.inserts:
             _write(page, result, dry_run, backup_dir, before_write)
+    for doc, wanted in docs:
+        for spot, row, key in wanted:
+            apply_spot(doc, spot, row, described.get(key))
+        write_document(doc, result, dry_run, backup_dir, before_write, epub_metadata)
     result.seconds = time.monotonic() - t0
     return result
 
@@ -354,20 +313,6 @@ def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path |
     page.row.status = "changed"
     for r in rows:
         r.written = True
-
-
-def _read_only(page: Path) -> str | None:
-    """Why a page must not be replaced though its folder could take a new file: its mode says no one
-    may write it (0444: a person made it read-only, and running as root does not change that), or
-    this user may not. None when it may be written."""
-    try:
-        mode = os.stat(page).st_mode
-    except OSError as exc:
-        return f"cannot write it ({_why(exc)})"
-    if not mode & 0o222 or not os.access(page, os.W_OK):
-        return (f"it is read-only (mode {stat.S_IMODE(mode):04o}), so it was left as it is; "
-                "make it writable to have its alt text filled")
-    return None
 
 
 def _page_failed(row: PageRow, images: list[ImageRow], why: str) -> None:

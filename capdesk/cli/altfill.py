@@ -1,4 +1,5 @@
-"""``capdesk alt-fill``: alt text written into the image references of HTML and Markdown pages."""
+"""``capdesk alt-fill``: alt text written into the image references of HTML and Markdown pages, and
+into the pictures of EPUB, Word, PowerPoint and OpenDocument files."""
 
 from __future__ import annotations
 
@@ -21,19 +22,25 @@ from capdesk.cli.common import (
 def add_parser(sub) -> None:
     """Register the command with the main parser's subcommands."""
     p = sub.add_parser(
-        "alt-fill", help="write alt text into the images of HTML and Markdown pages",
+        "alt-fill", help="write alt text into the images of HTML and Markdown pages and of documents",
         description="Give each <img> without an alt attribute, and each Markdown image with empty brackets, "
                     "the description of the local picture it shows. Nothing else in a page changes; alt=\"\" "
                     "(decorative), existing alt text, remote images and images in comments, scripts and code "
                     "are left alone, and so are pictures outside the folders given (--allow-root adds one). "
                     "Each changed page's original is kept in CapDesk's backup folder, private to you, until "
-                    "removed with --prune-backups DAYS. A second run changes nothing.")
-    p.add_argument("paths", nargs="*", metavar="PATH", help=".html, .htm, .md or .markdown files, or folders")
+                    "removed with --prune-backups DAYS. A second run changes nothing. EPUB, DOCX, PPTX, ODT and "
+                    "ODP files get alt text for their own pictures the same way: only the alt text changes, every "
+                    "other part of the file stays byte for byte as it was.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt or .odp files, or folders")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of each page and change nothing")
     p.add_argument("--include-empty", action="store_true",
                    help='also fill alt="" (and role="presentation", aria-hidden="true"), which mark a picture '
                         "as decorative")
+    p.add_argument("--epub-metadata", action="store_true",
+                   help="when every picture of an EPUB has alt text afterwards, say so in its package document "
+                        "(schema:accessibilityFeature alternativeText); nothing else is added")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
                    help="also describe pictures in DIR (by default only pictures inside the folders given, and "
@@ -128,7 +135,7 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     try:
         result = run_alt_fill(ns.paths, engine, recursive=ns.recursive, include_empty=ns.include_empty,
                               dry_run=ns.dry_run, backup_dir=backups, beam=ns.beam, progress=progress,
-                              cancelled=cancel.is_set, allow_roots=ns.allow_root)
+                              cancelled=cancel.is_set, allow_roots=ns.allow_root, epub_metadata=ns.epub_metadata)
     finally:
         signal.signal(signal.SIGINT, previous)
     if bar is not None:
@@ -142,8 +149,10 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     for p in result.pages:
         if p.error:
             print(f"capdesk: {one_line(p.page)}: {one_line(p.error)}", file=sys.stderr)
+        elif p.note:
+            print(f"capdesk: {one_line(p.page)}: {one_line(p.note)}", file=sys.stderr)
     for r in result.images:
-        where = f"{one_line(r.page)}:{r.line}"
+        where = f"{one_line(r.page)}: {one_line(r.location)}" if r.location else f"{one_line(r.page)}:{r.line}"
         if r.status == FillStatus.FILLED and not ns.dry_run and r.written:
             print(f"{where}\t{one_line(r.src)}\t{one_line(r.alt_text)}", flush=True)
         why = r.error or (f"needs review: {r.reason}" if r.needs_review else None) or \

@@ -1,0 +1,246 @@
+"""Alt text filled into documents: EPUB, Word, PowerPoint and OpenDocument files, by the rules of
+web pages, their pictures described by the same describer.
+
+A document is read once (its digest kept), its zip checked (``zipsafe``), its pictures found
+(``epub``, ``office``). Each picture the document holds is copied to a private temporary folder to
+be described, like any file. The changed XML parts get only the alt text, spliced in at byte
+offsets; the zip is rebuilt with every other entry's bytes as they were, and replaced in one step
+only if it still holds the bytes that were read, its original kept in the backup folder first.
+A document that cannot be read safely (DRM, a password, a zip bomb, names leading out of the zip,
+a broken XML part) is named with the reason and left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from capdesk.altfill.backups import keep_original, read_only
+from capdesk.altfill.epub import Epub, find_epub, metadata_edit
+from capdesk.altfill.office import find_office
+from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, take_description
+from capdesk.altfill.spots import Spot
+from capdesk.altfill.xmlscan import Part, PartError, parse_part
+from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
+from capdesk.describe.describer import Described
+from capdesk.safe_files import folder_lock, swap_in, write_temp
+
+DOC_SUFFIXES = {".epub": "epub", ".docx": "docx", ".pptx": "pptx", ".odt": "odt", ".odp": "odp"}
+ALL_ALT = "every picture has a text alternative (alt text, or marked decorative)"
+FEATURE_ADDED = "; the package now says so (schema:accessibilityFeature alternativeText)"
+FEATURE_HINT = "; --epub-metadata would say so in the package (schema:accessibilityFeature alternativeText)"
+
+
+def is_document(path: Path) -> bool:
+    return path.suffix.lower() in DOC_SUFFIXES
+
+
+@dataclass
+class Doc:
+    path: Path
+    kind: str
+    row: PageRow
+    raw: bytes = b""
+    digest: str = ""
+    zip: ZipDoc | None = None
+    parts: dict[str, Part] = field(default_factory=dict)
+    spots: list[Spot] = field(default_factory=list)
+    epub: Epub | None = None
+    edits: list[tuple[Spot, str, ImageRow]] = field(default_factory=list)  # (spot, text to put at it, row)
+    rows: list[ImageRow] = field(default_factory=list)
+    meta_piece: str = ""  # what the package document gets, with --epub-metadata
+
+
+def scan_document(path: Path) -> Doc:
+    """Read a document and find its pictures; one that cannot be read has its row's error."""
+    kind = DOC_SUFFIXES[path.suffix.lower()]
+    doc = Doc(path, kind, PageRow(str(path), "unchanged", kind=kind))
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise ZipRefused("not a regular file")
+        if st.st_size > MAX_DOCUMENT_BYTES:
+            raise ZipRefused(f"too large ({st.st_size:,} bytes)")
+        doc.raw = path.read_bytes()
+        doc.digest = hashlib.sha256(doc.raw).hexdigest()
+        doc.zip = ZipDoc(doc.raw)
+        if kind == "epub":
+            doc.epub = find_epub(doc.zip)
+            doc.parts, doc.spots = doc.epub.parts, doc.epub.spots
+        else:
+            doc.parts, doc.spots = find_office(doc.zip, kind)
+    except (ZipRefused, PartError) as exc:
+        doc.row.status, doc.row.error, doc.spots = "failed", str(exc), []
+    except OSError as exc:
+        doc.row.status, doc.row.error, doc.spots = "failed", exc.strerror or str(exc), []
+    doc.row.encoding = "utf-8" if doc.parts else ""
+    doc.row.images = len(doc.spots)
+    return doc
+
+
+def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str | None]:
+    """The row for one picture, and its zip entry when it is to be described."""
+    row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT, before=spot.before,
+                   alt_text=spot.alt or "", syntax=doc.kind, location=spot.location)
+    doc.rows.append(row)
+    if spot.alt:
+        return row, None
+    if spot.decorative and not include_empty:
+        row.note = f"{spot.decorative}: marked decorative by the author (--include-empty fills it too)"
+        return row, None
+    if spot.labelled:
+        row.note = f"named by its {spot.labelled} attribute"
+        return row, None
+    if spot.problem or spot.make is None:
+        row.status, row.note, row.needs_review = FillStatus.SKIPPED, spot.problem or "no place to write", True
+        return row, None
+    if spot.skip or spot.picture is None:
+        if spot.missing:
+            row.status, row.error = FillStatus.FAILED, spot.missing
+        else:
+            row.status, row.note = FillStatus.SKIPPED, spot.skip
+        return row, None
+    if spot.placeholder:
+        row.note = "its text was only a file name, which says nothing about the picture (WCAG F30)"
+    return row, spot.picture
+
+
+class PictureStore:
+    """A private temporary folder where a document's pictures are put to be described like files;
+    the same picture (by its bytes) once, however many documents hold it."""
+
+    def __init__(self) -> None:
+        self._dir: str | None = None
+
+    def add(self, data: bytes, name: str) -> Path:
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="capdesk-alt-fill-")  # mode 0700
+        digest = hashlib.sha256(data).hexdigest()[:32]
+        folder = Path(self._dir, digest)
+        path = folder / (posixpath.basename(name).replace("\x00", "") or "picture")
+        if not folder.exists():
+            folder.mkdir(mode=0o700)
+            path.write_bytes(data)
+        return next(folder.iterdir())
+
+    def close(self) -> None:
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore) -> Path | None:
+    assert doc.zip is not None
+    try:
+        return store.add(doc.zip.read(entry), entry)
+    except ZipRefused as exc:
+        row.status, row.error = FillStatus.FAILED, str(exc)
+    except OSError as exc:
+        row.status, row.error = FillStatus.FAILED, f"cannot be copied out to be described ({exc.strerror or exc})"
+    return None
+
+
+def apply_spot(doc: Doc, spot: Spot, row: ImageRow, d: Described | None) -> None:
+    text = take_description(row, d)
+    if text is None or spot.make is None:
+        return
+    piece = spot.make(text)
+    row.status, row.alt_text, row.after = FillStatus.FILLED, text, spot.after(piece)
+    doc.edits.append((spot, piece, row))
+
+
+def _changed_parts(doc: Doc, epub_metadata: bool) -> dict[str, bytes]:
+    by_part: dict[str, list[tuple[int, int, bytes]]] = {}
+    for spot, piece, _ in doc.edits:
+        by_part.setdefault(spot.part, []).append((spot.at, spot.cut, piece.encode("utf-8")))
+    all_alt = bool(doc.rows) and all(r.status in (FillStatus.FILLED, FillStatus.KEPT) for r in doc.rows)
+    if doc.epub is not None and all_alt:
+        edit = metadata_edit(doc.epub) if epub_metadata else None
+        doc.row.note = ALL_ALT + (FEATURE_ADDED if edit or doc.epub.has_feature and epub_metadata else
+                                  "" if doc.epub.has_feature else FEATURE_HINT)
+        if edit is not None:
+            by_part.setdefault(doc.epub.opf.name, []).append((edit[0], edit[0], edit[1].encode("utf-8")))
+            doc.parts.setdefault(doc.epub.opf.name, doc.epub.opf)
+            doc.meta_piece = edit[1].strip()
+    elif all_alt:
+        doc.row.note = ALL_ALT
+    out: dict[str, bytes] = {}
+    for name, edits in by_part.items():
+        raw = doc.parts[name].raw
+        pieces, copied = [], 0
+        for at, cut, new in sorted(edits):
+            pieces += [raw[copied:at], new]
+            copied = cut
+        pieces.append(raw[copied:])
+        out[name] = b"".join(pieces)
+    return out
+
+
+def tag_diff(doc: Doc) -> bytes:
+    """The change as a unified diff of the changed tags only (a Word part is one line of 100 kB)."""
+    out = []
+    for spot, _piece, row in sorted(doc.edits, key=lambda e: (e[0].part, e[0].at)):
+        name = f"{doc.path}/{spot.part}"
+        out.append(f"--- {name}\n+++ {name}\n@@ -{spot.line} +{spot.line} @@\n-{spot.before}\n+{row.after}\n")
+    if doc.meta_piece and doc.epub is not None:
+        name = f"{doc.path}/{doc.epub.opf.name}"
+        out.append(f"--- {name}\n+++ {name}\n@@ metadata @@\n+{doc.meta_piece}\n")
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: Path | None,
+                   before_write: Callable[[Path], None] | None, epub_metadata: bool) -> None:
+    if doc.row.status == "failed" or doc.zip is None:
+        return
+    changed = _changed_parts(doc, epub_metadata)
+    rows = [r for _, _, r in doc.edits]
+    if not changed:
+        return
+    try:
+        for name, data in changed.items():  # the result must still be well-formed XML, read again
+            parse_part(name, data)
+        data = doc.zip.rebuild(changed)
+        ZipDoc(data)
+    except (ZipRefused, PartError) as exc:
+        _failed(doc, rows, f"the change would not read back ({exc})")
+        return
+    result.diffs[str(doc.path)] = tag_diff(doc)
+    doc.row.filled = len(rows)
+    if dry_run:
+        doc.row.status = "would change"
+        return
+    target = Path(os.path.realpath(doc.path))
+    locked = read_only(target)
+    if locked:
+        _failed(doc, rows, locked)
+        return
+    try:
+        if backup_dir is not None:
+            doc.row.backup = str(keep_original(Path(backup_dir), target, doc.raw))
+        with folder_lock(target.parent):
+            tmp = write_temp(target, data, like=target)
+            if before_write is not None:
+                before_write(doc.path)
+            done = swap_in(tmp, target, doc.digest)
+    except OSError as exc:
+        _failed(doc, rows, f"cannot write it ({exc.strerror or exc})")
+        return
+    if not done:
+        _failed(doc, rows, "it changed while CapDesk was working, so it was left as it is; run again")
+        return
+    doc.row.status = "changed"
+    for r in rows:
+        r.written = True
+
+
+def _failed(doc: Doc, rows: list[ImageRow], why: str) -> None:
+    doc.row.status, doc.row.error, doc.row.note = "failed", why, None
+    for r in rows:
+        r.status, r.error, r.after = FillStatus.FAILED, f"the document was not changed: {why}", ""

@@ -1,0 +1,209 @@
+"""The pictures of Word (``.docx``), PowerPoint (``.pptx``) and OpenDocument (``.odt``, ``.odp``)
+files, and where their alt text goes.
+
+Word keeps a picture's alt text in ``wp:docPr/@descr``, PowerPoint in ``p:cNvPr/@descr`` of a
+``p:pic``; the picture itself is the ``a:blip`` whose ``r:embed`` the part's relationships resolve.
+OpenDocument keeps it in the ``svg:desc`` (and ``svg:title``) of the ``draw:frame`` around a
+``draw:image``. A text that is only a file name is no alt text (PowerPoint writes one); a picture
+marked decorative (Office's ``adec:decorative val="1"``, LibreOffice's ``loext:decorative``) is
+left as it is.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from urllib.parse import unquote
+
+from capdesk.altfill.spots import Spot, is_file_name, resolve_in_package
+from capdesk.altfill.xmlscan import Element, Part, escape, parse_part
+from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
+
+WP = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+PIC = "http://schemas.openxmlformats.org/drawingml/2006/picture"
+P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+SVGC = "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
+XLINK = "http://www.w3.org/1999/xlink"
+WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
+
+
+def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
+    """The parts read and every picture in them, for ``kind`` docx, pptx, odt or odp."""
+    if kind == "docx":
+        names = sorted((n for n in z.names() if WORD_PARTS.match(n)), key=lambda n: (n != "word/document.xml", n))
+        return _ooxml(z, [(n, "") for n in names], "docPr", WP)
+    if kind == "pptx":
+        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)], "cNvPr", P)
+    return _odf(z, kind)
+
+
+def _rels(z: ZipDoc, part: str) -> dict[str, tuple[str, bool]]:
+    """A part's relationships: id -> (target entry, or the address when external; external?)."""
+    name = posixpath.join(posixpath.dirname(part), "_rels", posixpath.basename(part) + ".rels")
+    if not z.has(name):
+        return {}
+    out: dict[str, tuple[str, bool]] = {}
+    for e in parse_part(name, z.read(name)).elements:
+        if e.local == "Relationship" and e.attr("Id") and e.attr("Target") is not None:
+            target = e.attr("Target") or ""
+            if (e.attr("TargetMode") or "") == "External":
+                out[e.attr("Id") or ""] = (target, True)
+            else:
+                base = "" if target.startswith("/") else posixpath.dirname(part)
+                out[e.attr("Id") or ""] = (posixpath.normpath(posixpath.join(base, unquote(target.lstrip("/")))),
+                                           False)
+    return out
+
+
+def _slides(z: ZipDoc) -> list[str]:
+    """The slides in the order shown (the presentation's slide list), else by their number."""
+    if z.has("ppt/presentation.xml"):
+        rels = _rels(z, "ppt/presentation.xml")
+        pres = parse_part("ppt/presentation.xml", z.read("ppt/presentation.xml"))
+        order = [rels.get(e.attr("id", R) or "", ("", True)) for e in pres.elements if e.ns == P and e.local == "sldId"]
+        slides = [t for t, ext in order if not ext and z.has(t)]
+        if slides:
+            return slides
+    found = [n for n in z.names() if re.fullmatch(r"ppt/slides/slide\d+\.xml", n)]
+    return sorted(found, key=lambda n: int(re.sub(r"\D", "", posixpath.basename(n)) or 0))
+
+
+def _decorative(part: Part, i: int) -> str:
+    for j in part.descendants(i):
+        d = part.elements[j]
+        if d.local == "decorative" and (d.attr("val") or "").strip().lower() in ("1", "true"):
+            return 'marked decorative (decorative val="1")'
+    return ""
+
+
+def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str) -> tuple[dict[str, Part], list[Spot]]:
+    read: dict[str, Part] = {}
+    spots: list[Spot] = []
+    names = set(z.names())
+    for name, where in parts:
+        part = parse_part(name, z.read(name))
+        read[name] = part
+        rels = _rels(z, name)
+        n = 0
+        for i, el in enumerate(part.elements):
+            if el.local != "pic" or el.ns not in (PIC, P):
+                continue
+            # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the
+            # p:pic's own p:nvPicPr holds the p:cNvPr.
+            box = _ancestor(part, i, WP, ("inline", "anchor")) if holder == "docPr" else i
+            below = part.descendants(box) if box is not None else []
+            k = next((j for j in below if part.elements[j].local == holder and part.elements[j].ns == ns), None)
+            blip = next((part.elements[j] for j in part.descendants(i)
+                         if part.elements[j].local == "blip" and part.elements[j].ns == A), None)
+            if k is None or blip is None:
+                continue
+            n += 1
+            loc = where or (f"picture {n}" if name == "word/document.xml" else f"{name}, picture {n}")
+            spots.append(_ooxml_spot(part, k, blip, loc, rels, names))
+    return read, spots
+
+
+def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
+    j = part.elements[i].parent
+    while j is not None:
+        if part.elements[j].ns == ns and part.elements[j].local in locals_:
+            return j
+        j = part.elements[j].parent
+    return None
+
+
+def _ooxml_spot(part: Part, k: int, blip: Element, loc: str, rels: dict[str, tuple[str, bool]],
+                names: set[str]) -> Spot:
+    nv = part.elements[k]
+    rid = blip.attr("embed", R) or blip.attr("link", R) or ""
+    target, external = rels.get(rid, ("", False))
+    tag = part.tag(nv)
+    spot = Spot(part.name, nv.line, nv.column, loc, target or rid, tag, nv.start)
+    if external:
+        spot.skip = "a linked picture outside the document: skipped"
+    elif not target:
+        spot.missing = f"its picture's relationship {rid!r} is missing"
+    elif target not in names:
+        spot.missing = f"no such picture in the document ({target})"
+    else:
+        spot.picture = target
+    spot.decorative = _decorative(part, k)
+    descr = nv.attr("descr")
+    span = part.attr_span(nv, "descr")
+    if descr is not None and descr.strip() and not is_file_name(descr, spot.picture):
+        spot.alt = descr
+    elif span is not None:  # empty, or only a file name: the value is replaced
+        spot.placeholder = bool(descr and descr.strip())
+        spot.at, spot.cut, spot.make = span[0], span[1], escape
+    else:
+        at = part.attr_insert_at(nv)
+        spot.at = spot.cut = at
+        spot.make = lambda t: f' descr="{escape(t)}"'
+    return spot
+
+
+def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
+    if z.has("META-INF/manifest.xml") and b"encryption-data" in z.read("META-INF/manifest.xml"):
+        raise ZipRefused("password-protected (its parts are encrypted), so it was left as it is")
+    if not z.has("content.xml"):
+        raise ZipRefused("no content.xml: not an OpenDocument file, or a damaged one")
+    part = parse_part("content.xml", z.read("content.xml"))
+    names = set(z.names())
+    spots: list[Spot] = []
+    pages = [i for i, e in enumerate(part.elements) if e.ns == DRAW and e.local == "page"]
+    n = 0
+    for i, frame in enumerate(part.elements):
+        if frame.ns != DRAW or frame.local != "frame" or frame.end is None:
+            continue
+        kids = [part.elements[j] for j in frame.children]
+        image = next((k for k in kids if k.ns == DRAW and k.local == "image"), None)
+        if image is None:
+            continue
+        n += 1
+        page = _ancestor(part, i, DRAW, ("page",))
+        loc = f"page {pages.index(page) + 1}" if kind == "odp" and page is not None else f"picture {n}"
+        name = frame.attr("name", DRAW)
+        loc += f" ({name})" if name else ""
+        spots.append(_odf_spot(part, frame, image, kids, loc, names))
+    return {"content.xml": part}, spots
+
+
+def _odf_spot(part: Part, frame: Element, image: Element, kids: list[Element], loc: str, names: set[str]) -> Spot:
+    src = image.attr("href", XLINK) or ""
+    spot = Spot(part.name, frame.line, frame.column, loc, src, part.tag(frame), frame.start)
+    if not src:
+        spot.skip = "a picture inside the XML (office:binary-data): skipped"
+    else:
+        spot.picture, spot.skip, spot.missing = resolve_in_package(src.removeprefix("./"), "content.xml", names)
+    if any(k.endswith(" decorative") and v.strip().lower() == "true" for k, v in frame.attrs.items()):
+        spot.decorative = 'marked decorative (decorative="true")'
+    title = next((k for k in kids if k.ns == SVGC and k.local == "title"), None)
+    desc = next((k for k in kids if k.ns == SVGC and k.local == "desc"), None)
+    said = [k.text.strip() for k in (title, desc) if k is not None and k.text.strip()]
+    good = [t for t in said if not is_file_name(t, spot.picture)]
+    if good:
+        spot.alt = good[0]
+        return spot
+    prefix = part.prefix_for(frame, SVGC)
+    qname = f"{prefix}:desc" if prefix else "desc"
+    decl = "" if prefix is not None else f' xmlns="{SVGC}"'
+    if desc is None and title is not None and title.text.strip():
+        desc = title  # a title that is only a file name is what a reader shows: it is the one replaced
+    if desc is not None:
+        spot.placeholder = bool(desc.text.strip())
+        if desc.end is None or desc.children:
+            spot.problem = "an svg:desc CapDesk cannot write into exactly"
+        else:
+            spot.at, spot.cut, spot.make = desc.tag_end, desc.end, escape
+        return spot
+    # ODF's order inside a frame: ..., svg:title, svg:desc, then a contour if any.
+    contour = next((k for k in kids if k.ns == DRAW and k.local in ("contour-polygon", "contour-path")), None)
+    at = part.end_tag_end(title) if title is not None else (contour.start if contour is not None else frame.end)
+    assert at is not None
+    spot.at = spot.cut = at
+    spot.make = lambda t: f"<{qname}{decl}>{escape(t)}</{qname}>"
+    return spot

@@ -1,0 +1,119 @@
+"""What alt-fill reports: one row per image reference (in a page or a document), one per page or
+document, and the run's result; and how a description becomes the text to write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from capdesk.describe.describer import Described
+from capdesk.folders.batch import counts_summary
+from capdesk.sidecars.xmp import clean_text
+
+UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
+
+
+class FillStatus(str, Enum):
+    """What alt-fill did for one image reference: the report's ``status``."""
+
+    FILLED = "filled"  # alt text written (or, in a dry run, would be)
+    UNDESCRIBED = "undescribed"  # described, with nothing certain to say: no alt text, a person should write it
+    KEPT = "kept"  # it has alt text, or the author marked it decorative
+    SKIPPED = "skipped"  # not a local file (remote, data:), or no place to put the text exactly
+    FAILED = "failed"  # the picture is missing or cannot be read, or its page could not be written
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+@dataclass
+class ImageRow:
+    page: str
+    line: int
+    column: int
+    src: str  # as the page gives it (character references and escapes decoded)
+    status: FillStatus
+    file: str | None = None  # the local picture it points to
+    alt_text: str = ""  # what was written (filled), or what was there (kept)
+    confidence: float | None = None
+    needs_review: bool = False
+    in_domain: bool | None = None
+    model: str = ""
+    reason: str | None = None  # why a person should look (never part of the alt text)
+    note: str | None = None  # why it was left as it is
+    error: str | None = None
+    syntax: str = "html"  # html | markdown
+    before: str = ""  # the reference's exact text before, and after the edit
+    after: str = ""
+    written: bool = False
+    location: str = ""  # in a document: where the picture is (its chapter file and line, slide, page)
+    trust: float | None = None  # the describer's trust in the caption, when the model has a trust score
+
+
+@dataclass
+class PageRow:
+    page: str
+    status: str  # changed | would change (dry run) | unchanged | failed
+    encoding: str = ""
+    images: int = 0
+    filled: int = 0
+    backup: str | None = None
+    error: str | None = None
+    kind: str = "page"  # page | epub | docx | pptx | odt | odp
+    note: str | None = None  # what a person should know about the whole document (its pictures' alt text)
+
+
+@dataclass
+class AltFillResult:
+    pages: list[PageRow] = field(default_factory=list)
+    images: list[ImageRow] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+    dry_run: bool = False
+    diffs: dict[str, bytes] = field(default_factory=dict)  # page -> unified diff of what changes, in its bytes
+
+    @property
+    def failed(self) -> bool:
+        return any(p.status == "failed" for p in self.pages) or any(r.status == FillStatus.FAILED
+                                                                     for r in self.images)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.images:
+            out[str(r.status)] = out.get(str(r.status), 0) + 1
+        return out
+
+    def summary(self) -> str:
+        pages: dict[str, int] = {}
+        for p in self.pages:
+            pages[p.status] = pages.get(p.status, 0) + 1
+        listed = ", ".join(f"{n} {k}" for k, n in sorted(pages.items()))
+        return f"{len(self.pages)} page{'s' if len(self.pages) != 1 else ''}" + (f" ({listed})" if listed else "") \
+            + f"; images: {counts_summary(self.counts())}"
+
+
+def take_description(row: ImageRow, d: Described | None) -> str | None:
+    """Set the row from the picture's description; the one-line alt text to write, or None (the
+    row then says why not)."""
+    if d is None:
+        row.status, row.note = FillStatus.SKIPPED, "not described: the run was stopped first"
+        return None
+    row.model, row.in_domain = d.model, d.in_domain
+    if not d.ok:
+        row.status, row.error = FillStatus.FAILED, d.error
+        return None
+    row.trust = None if d.trust is None else round(d.trust, 4)
+    # One line (an attribute or Markdown brackets hold no line breaks), with nothing a page, its
+    # XML reader or a terminal showing the report must not be given (an ESC, a NUL).
+    text = " ".join(clean_text(d.description).split())
+    row.needs_review = d.review
+    row.reason = (d.reason or "the model gave no caption") if d.review else None
+    if not text:
+        row.status, row.needs_review, row.reason = FillStatus.UNDESCRIBED, True, row.reason or UNDESCRIBED
+        return None
+    conf = d.alt_text().confidence  # only a caption said in the alt text carries its confidence
+    row.confidence = None if conf is None else round(conf, 4)
+    return text

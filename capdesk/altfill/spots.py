@@ -1,0 +1,81 @@
+"""One picture in a document (an EPUB chapter's ``<img>``, a Word or PowerPoint picture, an
+OpenDocument frame): where it is, what text alternative it has, and the one edit that would give
+it alt text, as byte offsets into its XML part."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from capdesk.altfill.places import REMOTE
+
+# A text alternative that is only a picture's file name says nothing about it (WCAG failure F30):
+# PowerPoint writes one when a picture is inserted, and so do many converters.
+_FILE_NAME = re.compile(r"^[^\\/:*?\"<>|\s][^\\/:*?\"<>|]*\.(?:png|jpe?g|jfif|gif|bmp|tiff?|webp|emf|wmf|svg|heic|heif"
+                        r"|avif|ico|pcx|tga)$", re.I)
+OUTSIDE_PACKAGE = "an address that leads out of the document: skipped, since only its own pictures are described"
+
+
+@dataclass
+class Spot:
+    part: str  # the zip entry of the XML part it is in
+    line: int
+    column: int
+    location: str  # where a person finds it (chapter file and line, slide, page)
+    src: str  # the picture's address as the part writes it
+    before: str  # the element's start tag, as written
+    tag_start: int  # byte offset of that tag in the part
+    picture: str | None = None  # the zip entry holding the picture, when it is one of the document's own
+    alt: str | None = None  # the text alternative it has (None: none)
+    decorative: str = ""  # why the author marked it decorative, else ""
+    labelled: str = ""  # an attribute that already names it, else ""
+    problem: str = ""  # why it cannot be filled where it is
+    skip: str = ""  # why its picture is not described (remote, outside the document)
+    missing: str = ""  # why its picture cannot be found in the document
+    placeholder: bool = False  # its text is only a file name: counted as missing, and replaced
+    at: int = -1  # the edit: bytes [at, cut) of the part become make(alt text); -1: no place to write
+    cut: int = -1
+    make: Callable[[str], str] | None = None
+
+    def after(self, piece: str) -> str:
+        """The start tag as it reads once ``piece`` replaces [at, cut); an edit past the tag is shown after it."""
+        raw = self.before.encode("utf-8")
+        a, c = self.at - self.tag_start, self.cut - self.tag_start
+        if 0 <= a <= c <= len(raw):
+            return (raw[:a] + piece.encode("utf-8") + raw[c:]).decode("utf-8")
+        return f"{self.before} ... {piece}"
+
+
+def is_file_name(text: str, picture: str | None = None) -> bool:
+    """Whether a text alternative is only a file name (the picture's own, or any picture's)."""
+    t = text.strip()
+    if not t:
+        return False
+    return bool(_FILE_NAME.match(t)) or (picture is not None and t == posixpath.basename(picture))
+
+
+def resolve_in_package(src: str, base: str, names: set[str]) -> tuple[str | None, str, str]:
+    """(the zip entry an address names, why it is skipped, why it is missing) for a picture's address
+    in a part at ``base`` (a zip entry name): only one of the three is set."""
+    s = src.strip()
+    if not s:
+        return None, "no picture address", ""
+    parts = urlsplit(s)
+    if parts.scheme.lower() in ("http", "https") or s.startswith("//"):
+        return None, REMOTE, ""
+    if parts.scheme:
+        return None, f"not a picture of the document ({parts.scheme.lower()}:): skipped", ""
+    path = unquote(parts.path)
+    if not path:
+        return None, "no file name in the address", ""
+    if path.startswith("/"):
+        return None, OUTSIDE_PACKAGE, ""
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(base), path))
+    if joined == ".." or joined.startswith("../"):
+        return None, OUTSIDE_PACKAGE, ""
+    if joined not in names:
+        return None, "", f"no such picture in the document ({joined})"
+    return joined, "", ""
