@@ -36,7 +36,7 @@ from capdesk.limits import (
     TRUST_PROBABLY_THRESHOLD,
 )
 from capdesk.model.bundle import Bundle, BundleError, discover
-from capdesk.model.domain import Route, route
+from capdesk.model.domain import Route, automatic, fine_tuned, route
 from capdesk.model.engine import Caption, Engine, load_in_batches
 from capdesk.status import SaidAs, TextStatus
 
@@ -183,6 +183,8 @@ class Describer:
                 continue
             if "domain_gate" not in b.manifest:
                 continue
+            if not automatic(b.manifest):
+                continue  # a fine-tune that has not proved itself describes only when named
             try:
                 e = Engine(b, provider=provider, beam=beam, threads=threads)
             except BundleError as exc:
@@ -208,7 +210,8 @@ class Describer:
         """The model for each image's encoder features, and whether the image is in its domain."""
         pooled = feats.mean(1)
         ratios = {n: e.domain.ratio(pooled) for n, e in self.engines.items() if e.domain is not None}
-        return route(ratios, len(feats), self.primary.name, self.fixed, self.decodable)
+        inside_only = {n for n, e in self.engines.items() if fine_tuned(e.bundle.manifest)}
+        return route(ratios, len(feats), self.primary.name, self.fixed, self.decodable, inside_only)
 
     def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
                         beam: int | None = None) -> list[Described]:

@@ -114,7 +114,7 @@ class Route:
 
 
 def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = False,
-          choices: Collection[str] | None = None) -> list[Route]:
+          choices: Collection[str] | None = None, inside_only: Collection[str] = ()) -> list[Route]:
     """The one place that decides, for each of ``n`` pictures, which model describes it and whether
     it is in domain. ``ratios``: each gated model's ratios for the pictures; ``primary``: the model
     to use when ``fixed`` (the user named it) or when no model has a gate; ``choices``: the models
@@ -123,19 +123,39 @@ def route(ratios: Mapping[str, np.ndarray], n: int, primary: str, fixed: bool = 
     A picture is in a model's domain when it lies inside that model's own gate and no other
     model claims it more (a lower ratio): routed automatically, the model that fits best is used;
     with a named model that another fits better, the picture is out of the named model's domain.
+
+    ``inside_only``: models (the user's fine-tunes) that claim a picture only inside their own gate:
+    outside it they are neither chosen nor count against another model, so that a gate fitted on a
+    few photos never takes a picture from the model that would have described it.
     """
     out = []
     for i in range(n):
-        able = [m for m in ratios if choices is None or m in choices]
-        name = primary if fixed or not able else min(able, key=lambda m: ratios[m][i])
+        claims = {m: float(v[i]) for m, v in ratios.items() if m not in inside_only or float(v[i]) < 1.0}
+        able = [m for m in claims if choices is None or m in choices]
+        name = primary if fixed or not able else min(able, key=lambda m: claims[m])
         if name not in ratios:
             out.append(Route(name, None, None))
             continue
         r = float(ratios[name][i])
-        best_other = min((float(v[i]) for m, v in ratios.items() if m != name), default=math.inf)
+        best_other = min((v for m, v in claims.items() if m != name), default=math.inf)
         out.append(Route(name, round(r, 4), bool(r < 1.0 and r <= best_other),
                          bool(1.0 <= r < NEAR_DOMAIN_RATIO and r <= best_other)))
     return out
+
+
+def fine_tuned(manifest: Mapping) -> bool:
+    """Whether a bundle is one of the user's fine-tunes (``capdesk train finetune`` names its base)."""
+    return "base_model" in manifest or "finetune" in manifest
+
+
+def automatic(manifest: Mapping) -> bool:
+    """Whether automatic routing may hand pictures to this bundle: any model but a fine-tune, and a
+    fine-tune only when it proved itself against its base and was installed for automatic use. A
+    fine-tune made before the proof existed never proved anything, so it is used only when named."""
+    if not fine_tuned(manifest):
+        return True
+    ft = manifest.get("finetune")
+    return isinstance(ft, Mapping) and ft.get("proved") is True and ft.get("automatic") is True
 
 
 def normalise(pooled: np.ndarray) -> np.ndarray:
