@@ -123,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
     p.add_argument("path", nargs="?", help="folder or image to open; the selected image is captioned at once")
 
-    p = sub.add_parser("models", help="list, verify or import model bundles",
-                       description="List installed model bundles, verify their files, or import one.")
+    p = sub.add_parser("models", help="list, verify, import or remove model bundles",
+                       description="List installed model bundles, verify their files, import one or remove one.")
     msub = p.add_subparsers(dest="models_command", metavar="ACTION", parser_class=_Parser)
     ml = msub.add_parser("list", help="installed bundles and where they are",
                          description="List the installed model bundles: name, where it was found (user, shipped, "
@@ -138,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Check a model bundle (folder or .zip) against its manifest and install it "
                                      "in the user model folder; a bundle that fails any check installs nothing.")
     mi.add_argument("path", metavar="PATH", help="bundle folder or .zip")
+    mr = msub.add_parser("remove", help="take a model you installed or taught out of your model folder",
+                         description="Remove a model from your model folder (one you imported or taught). Shipped "
+                                     "models cannot be removed. Alt text already written next to pictures is kept; "
+                                     "if the settings use this model, they fall back to Automatic.")
+    mr.add_argument("name", metavar="NAME", help="the model's name (capdesk models list)")
+    mr.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts; without a terminal, "
+                                                           "removing needs it)")
 
     sub.add_parser("train", help="train, evaluate and export models (needs the 'train' extra)",
                    add_help=False, prefix_chars="\0")

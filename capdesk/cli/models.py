@@ -1,4 +1,4 @@
-"""``capdesk models``: list, verify and import model bundles."""
+"""``capdesk models``: list, verify, import and remove model bundles."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def cmd_models(ns: argparse.Namespace) -> int:
             return EXIT_SOME_FAILED
         print(done.message())
         return EXIT_OK
+    if ns.models_command == "remove":
+        return _remove(ns.name, ns.yes)
     if ns.models_command in (None, "list"):
         bundles, problems = discover()
         if getattr(ns, "json", False):
@@ -59,3 +61,41 @@ def cmd_models(ns: argparse.Namespace) -> int:
         else:
             print(f"OK\t{b.name}\t{b.path}\t{len(b.manifest['files'])} files verified")
     return EXIT_SOME_FAILED if bad else EXIT_OK
+
+
+def _remove(name: str, yes: bool) -> int:
+    from capdesk.model.bundle import BundleError
+    from capdesk.model.install import removable, remove
+
+    try:
+        where = removable(name)
+    except BundleError as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    if not yes:
+        if not sys.stdin.isatty():
+            error(f"removing model {name!r} ({where}) asks first; give --yes to remove it without asking")
+            return EXIT_USAGE
+        try:
+            answer = input(f"Remove model {name!r} ({where})? Alt text it already wrote is kept. [y/N] ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+            print()
+        if answer.strip().lower() not in ("y", "yes"):
+            print(f"model {name!r} kept")
+            return EXIT_OK
+    try:
+        done = remove(name)
+    except BundleError as exc:
+        error(str(exc))
+        return EXIT_SOME_FAILED
+    print(done.message())
+    from capdesk.session.settings import Settings
+
+    settings, _ = Settings.load()
+    if settings.model == name:
+        # The window would otherwise start on a model that is gone.
+        settings.model = ""
+        settings.save()
+        print(f"the settings used {name!r}: CapDesk now picks the model for each picture (Automatic)")
+    return EXIT_OK

@@ -1,5 +1,5 @@
-"""Installing a model bundle (a folder or a zip) into the user's model folder: one service for
-``capdesk models import`` and the Models dialog.
+"""Installing a model bundle (a folder or a zip) into the user's model folder, and removing one:
+one service for ``capdesk models import``/``remove`` and the Models dialog.
 
 Installing a model is running someone else's file through our code, so:
 
@@ -142,7 +142,7 @@ def _refuse_clash(name: str, dest_root: Path) -> None:
 
 def _sweep_stale(dest_root: Path) -> None:
     now = time.time()
-    for p in dest_root.glob(TEMP_PREFIX + "*"):
+    for p in [*dest_root.glob(TEMP_PREFIX + "*"), *dest_root.glob(".removing-*")]:
         with contextlib.suppress(OSError):
             if p.is_dir() and not p.is_symlink() and now - p.stat().st_mtime > STALE_SECONDS:
                 shutil.rmtree(p, ignore_errors=True)
@@ -330,3 +330,66 @@ class _ZipSource(_Source):
                 raise  # the disk we write to, not the zip: reported by install()
             raise BundleError(f"{self.path}: {fn} cannot be read from the zip ({type(exc).__name__}: "
                               f"{exc})") from None
+
+
+# -- removing ----------------------------------------------------------------------------------
+REMOVE_PREFIX = ".removing-"
+
+
+@dataclass
+class Removed:
+    name: str
+    path: Path
+
+    def message(self) -> str:
+        return (f"removed model {self.name!r} ({self.path}); the descriptions it wrote next to your pictures "
+                "are kept")
+
+
+def removable(name: str, models_dir: Path | None = None) -> Path:
+    """Where the user's model ``name`` is, so it can be named in a question before ``remove``;
+    BundleError saying why when it is not the user's to remove (shipped, from CAPDESK_MODELS, unknown)."""
+    from capdesk.model.manifest import is_model_name
+
+    user_dir = Path(models_dir) if models_dir is not None else user_models_dir()
+    if not is_model_name(name):
+        raise BundleError(f"{name[:80]!r} is not a model name")
+    bundles, _ = discover()
+    hit = next((b for b in bundles if b.name == name), None)
+    if hit is not None and hit.source == "shipped":
+        raise BundleError(f"{name!r} is shipped with CapDesk ({hit.path}) and cannot be removed; "
+                          "choose another model to stop using it")
+    if hit is not None and hit.source == "env":
+        raise BundleError(f"{name!r} comes from a folder in CAPDESK_MODELS ({hit.path}), not your model folder; "
+                          "remove it there or take that folder out of CAPDESK_MODELS")
+    cands = [hit.path] if hit is not None and hit.source == "user" else []
+    # A damaged model cannot be opened, but it is still the user's to remove, by its folder's name.
+    cands += [user_dir / name, user_dir / f"{name}.zip"]
+    for c in cands:
+        if os.path.lexists(c) and c.parent.resolve() == user_dir.resolve() and not c.name.startswith("."):
+            return c
+    known = ", ".join(sorted(b.name for b in bundles if b.source == "user")) or "none"
+    raise BundleError(f"no model named {name!r} is in your model folder {user_dir} (yours: {known})")
+
+
+def remove(name: str, models_dir: Path | None = None) -> Removed:
+    """Take the user's model ``name`` out of their model folder; BundleError (one line) when it cannot be.
+    Only the bundle goes: sidecars and the settings are the callers' (a model in use falls back to
+    Automatic there)."""
+    target = removable(name, models_dir)
+    # One rename takes it out of every listing at once; the files are deleted after.
+    gone = target.with_name(f"{REMOVE_PREFIX}{target.name}-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        os.rename(target, gone)
+    except OSError as exc:
+        raise BundleError(f"{target}: cannot be removed ({exc.strerror or exc})") from None
+    _fsync_dir(target.parent)
+    try:
+        if gone.is_dir() and not gone.is_symlink():
+            shutil.rmtree(gone)
+        else:
+            gone.unlink()  # a zip, or a link the user made: the link goes, never what it points to
+    except OSError as exc:
+        raise BundleError(f"model {name!r} was removed from the list, but {gone} could not be deleted "
+                          f"({exc.strerror or exc}); delete it by hand") from None
+    return Removed(name, target)
