@@ -48,9 +48,11 @@ def _item(r: ImageRow, base: Path) -> str:
         change = (f"<details><summary>Exact change</summary><pre>{html.escape(r.before)}</pre>"
                   f"<p>became</p><pre>{html.escape(r.after)}</pre></details>")
     conf = f", confidence {r.confidence:.2f}" if r.confidence is not None else ""
+    conf += f", trust {r.trust:.2f}" if r.trust is not None else ""
     page = report_link(r.page, base)
+    where = html.escape(r.location or f"line {r.line}")
     return (f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}<figcaption>'
-            f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, line {r.line}</strong>'
+            f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, {where}</strong>'
             f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{note}"
             f"<p class='meta'>{html.escape(str(r.status))}{conf}</p>{change}</figcaption></figure></li>")
 
@@ -59,6 +61,8 @@ def _html(result: AltFillResult, base: Path) -> str:
     problems = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.error or '')}</li>"
                        for p in result.pages if p.status == "failed")
     problems = f"<h2>Pages with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""
+    notes = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.note)}</li>" for p in result.pages if p.note)
+    problems += f"<h2>Documents</h2><ul class='pages'>{notes}</ul>" if notes else ""
     head = "Dry run: nothing was written. " if result.dry_run else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Alt text filled in web pages</title>
