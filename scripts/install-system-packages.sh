@@ -13,7 +13,7 @@ pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(python3-venv espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0
       libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
       libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox desktop-file-utils
-      appstream strace)
+      appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui)
 if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
   echo "install-system-packages.sh: not a Debian or Ubuntu system; install what these Debian packages give, if" \
        "needed, with your system's tools: ${pkgs[*]}" >&2
