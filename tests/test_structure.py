@@ -32,6 +32,7 @@ LAYERS = [
     ("sidecars", ("capdesk.sidecars",)),
     ("folders", ("capdesk.folders",)),
     ("altfill", ("capdesk.altfill",)),
+    ("screen", ("capdesk.screen",)),
     ("training", ("training",)),
     ("session", ("capdesk.session",)),
     ("gui", ("capdesk.gui",)),

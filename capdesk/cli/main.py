@@ -26,6 +26,7 @@ from capdesk.cli.common import (
     model_args,
     positive_int,
 )
+from capdesk.cli.screen import add_parser as add_screen_parser
 from capdesk.training_hint import training_missing
 
 __all__ = ["EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USAGE", "build_parser", "main", "training_missing"]
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     describe_args(p)
 
     add_alt_fill_parser(sub)
+    add_screen_parser(sub)
 
     p = sub.add_parser("gui", help="open the desktop application",
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
@@ -265,6 +267,10 @@ def _dispatch(argv: list[str]) -> int:
         from capdesk.cli.altfill import cmd_alt_fill
 
         return cmd_alt_fill(ns)
+    if ns.command == "screen":
+        from capdesk.cli.screen import cmd_screen
+
+        return cmd_screen(ns)
     if ns.command == "models":
         from capdesk.cli.models import cmd_models
 

@@ -1,0 +1,226 @@
+"""``capdesk screen``: describe what is on screen (the picture with the keyboard focus, the active window,
+a region, the whole screen) and print or speak it.
+
+Made to be bound to a key: with ``--speak`` every outcome, failures included, is said, since the user
+who pressed the key may have no terminal to read. The captured pixels stay in this process's memory
+unless ``--save`` is given; nothing is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, describe_args, error, model_args
+
+SPEECH_WAIT_S = 30.0  # plus a second for every 15 characters: espeak-ng's pace at its default rate
+
+
+def region_type(value: str):
+    from capdesk.screen.capture import parse_region
+
+    try:
+        return parse_region(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(sub) -> None:
+    """Register the command with the main parser's subcommands."""
+    p = sub.add_parser(
+        "screen", help="describe what is on screen: the focused picture, the active window, a region",
+        description="Capture part of the screen (X11) and describe it as any picture is described; text on screen "
+                    "is read (--ocr always by default). The pixels stay in memory unless --save is given, and "
+                    "nothing is logged. Bind 'capdesk screen --focus --speak' to a key (see the README).")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--focus", action="store_true",
+                      help="the object with the keyboard focus, found through the accessibility bus (AT-SPI); the "
+                           "picture inside it when it is a link, button or cell holding one")
+    what.add_argument("--window", action="store_true", help="the active window")
+    what.add_argument("--region", type=region_type, metavar="X,Y,W,H", help="a rectangle in screen pixels")
+    what.add_argument("--full", action="store_true", help="the whole screen")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object: the caption fields, and 'captured' (what: role, name, rectangle)")
+    p.add_argument("--speak", action="store_true",
+                   help="say the description through speech-dispatcher (the screen reader's voice), else in "
+                        "CapDesk's own voice; pressing the key again stops it")
+    p.add_argument("--save", metavar="DIR",
+                   help="also write the captured picture (PNG) into DIR, with its alt-text sidecars (txt, xmp)")
+    model_args(p)
+    describe_args(p)
+    p.set_defaults(ocr="always")  # the words on screen are often all there is to say
+
+
+def cmd_screen(ns: argparse.Namespace) -> int:
+    from capdesk.screen import speechd
+
+    env = dict(os.environ)
+    if ns.speak:
+        speechd.stop_previous(env)  # at once: the key was pressed again, the old description is done with
+    status, text = _describe(ns, env)
+    if ns.speak and text:
+        why = _speak(text, env)
+        if why:
+            error(why)
+            status = status or EXIT_SOME_FAILED
+    return status
+
+
+def _describe(ns: argparse.Namespace, env: dict[str, str]) -> tuple[int, str]:
+    """Capture, describe, print; the exit status and what to say."""
+    from capdesk.screen.capture import CaptureError, refusal
+
+    why = refusal(env)
+    if why:
+        error(why)
+        return EXIT_SOME_FAILED, f"CapDesk cannot see the screen: {why}"
+    try:
+        cap = _capture(ns, env)
+    except CaptureError as exc:
+        error(str(exc))
+        return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
+    from capdesk.cli.common import open_engine
+
+    describer = open_engine(ns)
+    if describer is None:
+        return EXIT_USAGE, "CapDesk could not open its model."
+    saved = _save_png(cap.image, Path(ns.save)) if ns.save else None
+    if isinstance(saved, str):
+        error(saved)
+        return EXIT_SOME_FAILED, saved
+    label = str(saved) if saved else f"screen:{_what(ns)}"
+    try:
+        d = describer.describe_images([cap.image], [label])[0]
+    except Exception as exc:  # the one picture failing is said, never a traceback
+        error(f"model failed ({str(exc).splitlines()[0]})")
+        return EXIT_SOME_FAILED, "CapDesk could not describe it."
+    sidecars: list[str] = []
+    status = EXIT_OK
+    if saved:
+        sidecars, problem = _write_sidecars(d)
+        if problem:
+            error(problem)
+            status = EXIT_SOME_FAILED
+    if ns.json:
+        rec = d.to_json()
+        rec["captured"] = {"what": _what(ns), "role": cap.role, "name": cap.name, "rect": cap.rect.to_json(),
+                           "holder": cap.holder, "saved": str(saved) if saved else None, "sidecars": sidecars}
+        print(json.dumps(rec, ensure_ascii=False), flush=True)
+    else:
+        print(d.description, flush=True)
+        if d.review:
+            print(f"capdesk: needs review: {d.reason}", file=sys.stderr, flush=True)
+    return status, d.description or "CapDesk has nothing to say about this picture."
+
+
+def _what(ns: argparse.Namespace) -> str:
+    return "focus" if ns.focus else "window" if ns.window else "region" if ns.region else "full"
+
+
+def _capture(ns: argparse.Namespace, env: dict[str, str]):
+    from capdesk.screen.atspi import AtspiError, focus_target
+    from capdesk.screen.capture import Capture, CaptureError, active_window, grab
+
+    display = env["DISPLAY"]
+    rect, role, name, holder = None, "screen", "", None
+    if ns.focus:
+        try:
+            t = focus_target(env)
+        except AtspiError as exc:
+            raise CaptureError(str(exc)) from None
+        rect, role, name = t.rect, t.role, t.name
+        holder = None if t.holder is None else {"role": t.holder.role, "name": t.holder.name,
+                                                "rect": t.holder.rect.to_json()}
+    elif ns.window:
+        rect, name = active_window(display)
+        role = "window"
+    elif ns.region:
+        rect, role = ns.region, "region"
+    image, got = grab(rect, display)
+    return Capture(image, got, role, name, holder)
+
+
+def _save_png(image, folder: Path) -> Path | str:
+    """The new PNG written into ``folder`` (never over another file), or why it could not be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            path = folder / (f"screen-{stamp}.png" if n == 1 else f"screen-{stamp}-{n}.png")
+            try:
+                with open(path, "xb") as f:
+                    image.save(f, format="PNG")
+                return path
+            except FileExistsError:
+                continue
+    except OSError as exc:
+        return f"{folder}: cannot save the picture ({exc.strerror or exc})"
+    return f"{folder}: too many pictures saved this second"
+
+
+def _write_sidecars(d) -> tuple[list[str], str | None]:
+    from capdesk.cli.common import open_writer
+    from capdesk.folders.batch import write_described
+    from capdesk.sidecars.writer import SidecarOptions
+
+    writer = open_writer(SidecarOptions())
+    if writer is None:
+        return [], "the sidecars were not written"
+    row = write_described(d, writer)
+    return list(row.sidecars), row.error
+
+
+def _speak(text: str, env: dict[str, str]) -> str | None:
+    """Say ``text`` through speech-dispatcher, else in CapDesk's voice; why it could not be said, or None."""
+    from capdesk.screen import speechd
+
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # a newer key press stops this one
+    mine = speechd.claim(env)
+    try:
+        try:
+            conn = speechd.Dispatcher(env)
+        except (speechd.SpeechdUnavailable, OSError) as exc:
+            print(f"capdesk: {exc}; speaking in CapDesk's own voice", file=sys.stderr, flush=True)
+            return _own_voice(text)
+        try:
+            msg = conn.say(text)
+            conn.wait(msg, SPEECH_WAIT_S + len(text) / 15)
+        except KeyboardInterrupt:
+            conn.cancel()
+        except (speechd.SpeechdUnavailable, OSError) as exc:
+            return f"speech-dispatcher failed ({exc})"
+        finally:
+            conn.close()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        speechd.release(mine)
+        signal.signal(signal.SIGTERM, previous)
+    return None
+
+
+def _own_voice(text: str) -> str | None:
+    from capdesk.session.services import open_speaker
+    from capdesk.speech import Priority
+
+    speaker, why = open_speaker()
+    if speaker is None:
+        return f"cannot speak: {why}"
+    failed: list[str] = []
+    speaker.on_error = failed.append
+    try:
+        speaker.say(text, Priority.NORMAL)
+        speaker.wait_idle(SPEECH_WAIT_S + len(text) / 5)
+    except KeyboardInterrupt:
+        speaker.cancel()
+    finally:
+        speaker.close()
+    return failed[0] if failed else None

@@ -1,0 +1,197 @@
+"""Saying a description through speech-dispatcher, the speech service the screen reader (Orca) uses, so
+that it comes in the user's own voice and rate.
+
+The Speech Synthesis Interface Protocol is spoken directly on speech-dispatcher's socket (as its own
+``spd-say`` and Python client do), started the way they start it when it is not running. The text goes
+at priority ``message``: it waits for what the screen reader marks important, cuts short nothing
+urgent, and is not dropped by the screen reader's next chatter. It stays interruptible: the process
+keeps its connection until the text is spoken, and a newer ``capdesk screen --speak`` (the same key
+pressed again), Ctrl-C or SIGTERM cancels it there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+CLIENT_NAME = "user:capdesk:screen"
+SPAWN_TIMEOUT_S = 5.0
+REPLY_TIMEOUT_S = 5.0
+PID_FILE = "capdesk-screen-speaking.pid"  # in the user's runtime folder: the speaker a new key press stops
+
+
+class SpeechdUnavailable(Exception):
+    """speech-dispatcher cannot be reached here (and why), so another voice must speak."""
+
+
+def socket_path(env: Mapping[str, str]) -> Path:
+    """Where speech-dispatcher listens: SPEECHD_ADDRESS (unix_socket:PATH), else its default."""
+    address = env.get("SPEECHD_ADDRESS", "")
+    if address.startswith("unix_socket:") and address.partition(":")[2]:
+        return Path(address.partition(":")[2])
+    runtime = env.get("XDG_RUNTIME_DIR") or str(Path(env.get("HOME", "~")).expanduser() / ".cache")
+    return Path(runtime) / "speech-dispatcher" / "speechd.sock"
+
+
+class Dispatcher:
+    """One SSIP connection; ``say`` queues a text and ``wait`` blocks until it was spoken or cancelled."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        env = os.environ if env is None else env
+        path = socket_path(env)
+        self.sock = self._connect(path, env)
+        self._buf = b""
+        self._done: set[str] = set()
+        for cmd in (f"SET self CLIENT_NAME {CLIENT_NAME}", "SET self PRIORITY message",
+                    "SET self NOTIFICATION end on", "SET self NOTIFICATION cancel on"):
+            self._command(cmd)
+
+    @staticmethod
+    def _connect(path: Path, env: Mapping[str, str]) -> socket.socket:
+        sock = _try_connect(path)
+        if sock is not None:
+            return sock
+        exe = shutil.which("speech-dispatcher", path=env.get("PATH"))
+        if exe is None:
+            raise SpeechdUnavailable("speech-dispatcher is not running and not installed")
+        # Started as its own clients start it: it forks into the background and exits once listening.
+        try:
+            subprocess.run([exe, "--spawn", "--communication-method", "unix_socket", "--socket-path", str(path)],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=SPAWN_TIMEOUT_S, env=dict(env), check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SpeechdUnavailable(f"speech-dispatcher could not be started ({exc})") from None
+        deadline = time.monotonic() + SPAWN_TIMEOUT_S
+        while time.monotonic() < deadline:
+            sock = _try_connect(path)
+            if sock is not None:
+                return sock
+            time.sleep(0.05)
+        raise SpeechdUnavailable(f"speech-dispatcher was started but does not listen at {path}")
+
+    def _line(self) -> str:
+        while b"\r\n" not in self._buf:
+            data = self.sock.recv(4096)
+            if not data:
+                raise SpeechdUnavailable("speech-dispatcher closed the connection")
+            self._buf += data
+        line, _, self._buf = self._buf.partition(b"\r\n")
+        return line.decode("utf-8", "replace")
+
+    def _reply(self) -> tuple[str, list[str]]:
+        """The next reply or event: its code and its lines ('NNN-text' lines, then 'NNN text')."""
+        lines = []
+        while True:
+            line = self._line()
+            lines.append(line[4:])
+            if line[3:4] != "-":
+                code = line[:3]
+                if code.startswith("7"):  # an event: 70N-msg_id, 70N-client_id, 70N NAME
+                    if code in ("702", "703"):  # END or CANCELED of the message whose id comes first
+                        self._done.add(lines[0])
+                    lines = []
+                    continue
+                return code, lines
+
+    def _command(self, text: str) -> list[str]:
+        self.sock.sendall(text.encode("utf-8") + b"\r\n")
+        code, lines = self._reply()
+        if not code.startswith("2"):
+            raise SpeechdUnavailable(f"speech-dispatcher refused {text.split()[0]} ({code} {' '.join(lines)})")
+        return lines
+
+    def say(self, text: str) -> str:
+        """Queue ``text``; its message id."""
+        self._command("SPEAK")
+        # A line holding only "." ends the text, so a leading dot is doubled (SSIP's escaping).
+        body = "\r\n".join("." + ln if ln.startswith(".") else ln for ln in text.splitlines() or [""])
+        self.sock.sendall(body.encode("utf-8") + b"\r\n.\r\n")
+        code, lines = self._reply()
+        if code != "225":
+            raise SpeechdUnavailable(f"speech-dispatcher did not take the text ({code} {' '.join(lines)})")
+        return lines[0]
+
+    def wait(self, msg_id: str, timeout: float) -> bool:
+        """True once the message was spoken (or cancelled); False after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while msg_id not in self._done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.sock.settimeout(left)
+            try:
+                self._reply()
+            except TimeoutError:
+                return False
+            finally:
+                self.sock.settimeout(REPLY_TIMEOUT_S)
+        return True
+
+    def cancel(self) -> None:
+        """Stop this connection's speech, only it: the screen reader's goes on."""
+        with contextlib.suppress(OSError, SpeechdUnavailable):
+            self._command("CANCEL self")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.sendall(b"QUIT\r\n")
+        self.sock.close()
+
+
+def _try_connect(path: Path) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(REPLY_TIMEOUT_S)
+    try:
+        s.connect(str(path))
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def runtime_dir(env: Mapping[str, str]) -> Path | None:
+    folder = env.get("XDG_RUNTIME_DIR")
+    return Path(folder) if folder and Path(folder).is_dir() else None
+
+
+def stop_previous(env: Mapping[str, str]) -> None:
+    """Ask the ``capdesk screen --speak`` still speaking (if any) to stop: the user pressed the key again."""
+    folder = runtime_dir(env)
+    if folder is None:
+        return
+    try:
+        pid = int((folder / PID_FILE).read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if pid != os.getpid() and b"capdesk" in cmdline:  # a recycled pid is some other program's: left alone
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def claim(env: Mapping[str, str]) -> Path | None:
+    """Record this process as the one speaking, so that the next key press can stop it; the file written."""
+    folder = runtime_dir(env)
+    if folder is None:
+        return None
+    path = folder / PID_FILE
+    with contextlib.suppress(OSError):
+        path.write_text(str(os.getpid()))
+        return path
+    return None
+
+
+def release(path: Path | None) -> None:
+    """Forget the record, if it is still this process's."""
+    if path is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        if int(path.read_text().strip()) == os.getpid():
+            path.unlink()
