@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from urllib.parse import unquote
 
 from capdesk.cli.common import (
     EXIT_INTERRUPTED,
@@ -111,15 +112,17 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     if engine is None:
         return EXIT_USAGE
     bar = None
-    if not ns.quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
 
     def progress(done: int, total: int, name: str) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(1)
+        nonlocal bar
+        if ns.quiet:
+            return
+        if bar is None:  # made at the first picture: a run with nothing to describe shows no empty bar
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
+        bar.total = total
+        bar.update(1)
 
     cancel = threading.Event()
 
@@ -153,12 +156,14 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
             print(f"capdesk: {one_line(p.page)}: {one_line(p.note)}", file=sys.stderr)
     for r in result.images:
         where = f"{one_line(r.page)}: {one_line(r.location)}" if r.location else f"{one_line(r.page)}:{r.line}"
+        # The address as a person reads it: Markdown's <my cat é.png> comes back percent-encoded.
+        shown = one_line(unquote(r.src, errors="surrogateescape")) if r.src else ""
         if r.status == FillStatus.FILLED and not ns.dry_run and r.written:
-            print(f"{where}\t{one_line(r.src)}\t{one_line(r.alt_text)}", flush=True)
+            print(f"{where}\t{shown}\t{one_line(r.alt_text)}", flush=True)
         why = r.error or (f"needs review: {r.reason}" if r.needs_review else None) or \
             (r.note if r.status == FillStatus.SKIPPED else None)
         if why:
-            print(f"capdesk: {where}: {one_line(r.src)}: {one_line(why)}", file=sys.stderr)
+            print(f"capdesk: {where}: {shown + ': ' if shown else ''}{one_line(why)}", file=sys.stderr)
     if ns.report:
         write_report(result, Path(ns.report))
     changed = [p for p in result.pages if p.status == "changed"]
