@@ -1,0 +1,264 @@
+"""``capdesk screen`` on a real X display (Xvfb): a real Qt window shows a sample photo, and the command
+captures the region, the active window, or (through a real accessibility bus) the focused button holding
+the photo, describes it with the shipped model, saves it with its sidecars, and says it through a real
+speech-dispatcher, or in CapDesk's own voice where there is none. Wayland is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES
+
+from capdesk.screen.atspi import AtspiError, focus_target
+
+PHOTO = SAMPLES / "chelsea.png"  # a tabby cat
+START_TIMEOUT_S = 60.0  # programs starting on two busy cores
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("Xvfb") is None,
+                                reason="needs Linux and Xvfb (Debian package xvfb)")
+
+# The window under test: the photo in a label ("label"), or in a focused push button beside another
+# button ("button"). It prints its geometry, in screen pixels, once it is active and the focus is set.
+WINDOW = r"""
+import json, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QVBoxLayout, QWidget
+app = QApplication(sys.argv[:1])
+pic, mode = sys.argv[1], sys.argv[2]
+w = QWidget()
+w.setWindowTitle("Screen test window")
+lay = QVBoxLayout(w)
+pm = QPixmap(pic)
+if mode == "label":
+    focus = QLabel()
+    focus.setPixmap(pm)
+else:
+    lay.addWidget(QPushButton("Other button"))
+    focus = QPushButton()
+    focus.setIcon(QIcon(pm))
+    focus.setIconSize(pm.size())
+    focus.setAccessibleName("Photo of the day")
+lay.addWidget(focus)
+w.move(40, 30)
+w.show()
+w.activateWindow()
+focus.setFocus()
+
+def report():
+    if not w.isActiveWindow() or (mode == "button" and not focus.hasFocus()):
+        w.activateWindow()
+        focus.setFocus()
+        QTimer.singleShot(50, report)
+        return
+    g, tl = w.geometry(), focus.mapToGlobal(focus.rect().topLeft())
+    print(json.dumps({"window": [g.x(), g.y(), g.width(), g.height()],
+                      "focus": [tl.x(), tl.y(), focus.width(), focus.height()]}), flush=True)
+
+QTimer.singleShot(0, report)
+app.exec()
+"""
+
+
+def _read_line(proc: subprocess.Popen, stream, timeout: float) -> str:
+    """One line from ``stream`` within ``timeout`` seconds (the process must still run)."""
+    deadline = time.monotonic() + timeout
+    buf = b""
+    while not buf.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or proc.poll() is not None:
+            raise AssertionError(f"{proc.args[0]} gave no line in {timeout:.0f} s (exit status {proc.poll()})")
+        ready, _, _ = select.select([stream], [], [], left)
+        if ready:
+            chunk = os.read(stream.fileno(), 1)
+            if not chunk:
+                continue
+            buf += chunk
+    return buf.decode().strip()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def display():
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        with os.fdopen(r, "rb", buffering=0) as f:
+            number = _read_line(proc, f, START_TIMEOUT_S)
+        yield f":{number}"
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def session_bus(display):
+    """A D-Bus session bus of the test's own, with the accessibility bus started on it; its address, or a
+    skip saying why it cannot be had."""
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("needs dbus-daemon (Debian package dbus-daemon)")
+    launcher = next((p for p in ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher",
+                                 shutil.which("at-spi-bus-launcher")) if p and Path(p).exists()), None)
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, env=dict(os.environ, DISPLAY=display))
+    procs = [bus]
+    try:
+        address = _read_line(bus, bus.stdout, START_TIMEOUT_S)
+        env = dict(os.environ, DISPLAY=display, DBUS_SESSION_BUS_ADDRESS=address)
+        if launcher is None:
+            pytest.skip("needs at-spi2-core's at-spi-bus-launcher (Debian package at-spi2-core)")
+        procs.append(subprocess.Popen([launcher, "--launch-immediately"], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+        yield address
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
+def _env(display: str, bus: str | None = None, **more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "AT_SPI_BUS_ADDRESS", "SPEECHD_ADDRESS")}
+    env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb", QT_ACCESSIBILITY="1", QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1")
+    if bus:
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus
+    else:
+        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    env.update(more)
+    return env
+
+
+class Window:
+    def __init__(self, env: dict[str, str], mode: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", WINDOW, str(PHOTO), mode], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        geo = json.loads(_read_line(self.proc, self.proc.stdout, START_TIMEOUT_S))
+        self.window, self.focus = geo["window"], geo["focus"]
+
+    def close(self) -> None:
+        _stop(self.proc)
+
+
+@pytest.fixture(scope="module")
+def label_window(display):
+    w = Window(_env(display), "label")
+    yield w
+    w.close()
+
+
+def screen(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "capdesk", "screen", *args], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _rect(r: list[int]) -> dict:
+    return dict(zip(("x", "y", "width", "height"), r))
+
+
+def _names_a_cat(rec: dict) -> bool:
+    said = " ".join([rec["description"] or "", rec["caption"] or ""] + [t["label"] for t in rec["tags"]])
+    return "cat" in said.lower()
+
+
+def test_region_is_described_as_the_picture_it_shows(display, label_window):
+    x, y, w, h = label_window.focus
+    proc = screen("--region", f"{x},{y},{w},{h}", "--json", env=_env(display))
+    rec = json.loads(proc.stdout)
+    assert _names_a_cat(rec), rec
+    assert rec["captured"]["what"] == "region" and rec["captured"]["role"] == "region"
+    assert rec["captured"]["rect"] == _rect(label_window.focus)
+    assert rec["path"] == "screen:region" and rec["captured"]["saved"] is None
+    assert rec["text_status"] in ("read", "none")  # text on screen is always looked for
+    # The plain output is the description alone, one line.
+    plain = screen("--region", f"{x},{y},{w},{h}", env=_env(display))
+    assert plain.stdout.strip() == rec["description"]
+
+
+def test_window_is_the_active_window(display, label_window):
+    rec = json.loads(screen("--window", "--json", env=_env(display)).stdout)
+    assert rec["captured"]["rect"] == _rect(label_window.window)
+    assert rec["captured"]["name"] == "Screen test window" and rec["captured"]["role"] == "window"
+    assert _names_a_cat(rec), rec
+
+
+def test_save_writes_the_png_and_its_sidecars(display, label_window, tmp_path):
+    from PIL import Image
+
+    x, y, w, h = label_window.focus
+    rec = json.loads(screen("--region", f"{x},{y},{w},{h}", "--json", "--save", str(tmp_path / "kept"),
+                            env=_env(display)).stdout)
+    saved = Path(rec["captured"]["saved"])
+    assert saved.parent == tmp_path / "kept" and saved.suffix == ".png" and rec["path"] == str(saved)
+    with Image.open(saved) as im:
+        assert im.format == "PNG" and im.size == (w, h)
+    txt = saved.with_suffix(".txt")
+    assert str(txt) in rec["captured"]["sidecars"]
+    assert txt.read_text(encoding="utf-8").strip() == rec["description"]
+    assert Path(str(saved) + ".xmp").exists()
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == sorted(
+        [saved.name, txt.name, saved.name + ".xmp"])
+
+
+def test_region_off_screen_is_refused_in_one_line(display):
+    proc = screen("--region", "5000,5000,10,10", env=_env(display), check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "outside the screen (1024x768)" in proc.stderr
+
+
+def test_wayland_is_refused_saying_what_works():
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env["WAYLAND_DISPLAY"] = "wayland-0"
+    proc = screen("--focus", env=env, check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "Wayland" in lines[0] and "X11" in lines[0] and "capdesk caption" in lines[0]
+
+
+def test_focus_takes_the_focused_button_holding_the_picture(display, session_bus):
+    env = _env(display, session_bus)
+    win = Window(env, "button")
+    try:
+        # The window registers with the accessibility bus on its own time: wait until it says where the focus is.
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                if focus_target(env, timeout=5).role == "push button":
+                    break
+            except AtspiError as exc:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the window never told the accessibility bus its focus: {exc}") from None
+            time.sleep(0.1)
+        rec = json.loads(screen("--focus", "--json", env=env).stdout)
+    finally:
+        win.close()
+    cap = rec["captured"]
+    assert cap["what"] == "focus" and cap["role"] == "push button" and cap["name"] == "Photo of the day"
+    assert cap["rect"] == _rect(win.focus)
+    assert _names_a_cat(rec), rec
+
+
+def test_focus_without_an_accessibility_bus_says_so(display, tmp_path):
+    env = _env(display, f"unix:path={tmp_path}/no-bus")
+    proc = screen("--focus", env=env, check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "accessibility bus" in proc.stderr and "--window" in proc.stderr
