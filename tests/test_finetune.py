@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, SAMPLES, needs_torch, run_cli
@@ -52,6 +53,60 @@ def test_finetune_installs_a_new_model_the_app_loads(tmp_path, user_folder):
     base = json.loads((ROOT / "models" / "everyday" / "manifest.json").read_text())
     assert m["files"]["encoder.onnx"]["sha256"] == base["files"]["encoder.onnx"]["sha256"]
     assert "domain_gate" in m
+    # it proved itself (these held-out pictures are near copies of its training pictures) before being
+    # routed to, measured as the app describes, and says so in plain words
+    ft = m["finetune"]
+    assert ft["heldout"]["images"] >= 5 and ft["proved"] is True and ft["automatic"] is True
+    assert ft["verdict"].startswith("better on your pictures")
+    assert ft["heldout"]["after"]["CIDEr"] > ft["heldout"]["before"]["CIDEr"]
+    # the base's concept head and trust came with it, so its captions meet the same trust rule
+    assert ft["adopted"] == ["concepts", "trust"] and "grounding" not in m and m["trust"] == base["trust"]
+    assert m["files"]["concepts.onnx"]["sha256"] == base["files"]["concepts.onnx"]["sha256"]
+    assert rec["trust"] is not None and rec["said_as"] in ("fact", "probably", "withheld")
+    # the gate a few photos were fitted on never admits more of the base's own pictures than the share allowed
+    from training.proving import GATE_BASE_SHARE, base_val_slice
+
+    if base_val_slice(resolve_bundle("everyday")) is not None:
+        assert ft["others"]["measured"] and ft["others"]["routed_to_new"] <= GATE_BASE_SHARE * 200 + 1
+
+
+def resolve_bundle(name: str):
+    from capdesk.model.bundle import resolve
+
+    return resolve(name)
+
+
+def test_too_few_pictures_to_prove_anything_are_not_used_automatically(tmp_path, user_folder):
+    """12 pictures can be learnt from when asked (min_images), but 5 held out of 12 prove nothing:
+    the model is installed to be used only when named, and says why."""
+    from capdesk.describe.describer import Describer
+    from training.finetune import finetune, report_lines
+
+    for p in sorted(user_folder.glob("*-[3-5].*")):
+        p.unlink()
+    m = finetune(user_folder, "few", epochs=1, lr=1e-3, min_images=10, work=tmp_path / "work",
+                 cache=tmp_path / "cache", progress=False)
+    ft = m["finetune"]
+    assert ft["proved"] is False and ft["automatic"] is False and ft["heldout"]["images"] == 5
+    assert "at least 5 held out of 15" in ft["verdict"] and ft["verdict"].startswith("not better")
+    text = "\n".join(report_lines(m))
+    assert "not installed for automatic use" in text and "--model few" in text
+    assert "few" not in Describer(None, provider="cpu").engines  # automatic routing never hands it a picture
+    r = run_cli("caption", "--json", "--model", "few", "--ocr", "never", str(user_folder / "cat-0.jpg"))
+    assert r.returncode == 0 and json.loads(r.stdout)["model"] == "few"  # named, it is used
+
+
+def test_install_never_measures_and_installs_nothing(tmp_path, user_folder):
+    r = run_cli("train", "finetune", "--data", str(user_folder), "--out", "trial", "--epochs", "1",
+                "--install", "never", timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "verdict: " in r.stdout and "not installed (kept at" in r.stdout
+    assert "trial" not in run_cli("models", "list").stdout
+    kept = r.stdout.split("kept at ")[1].split(":")[0]
+    m = json.loads((Path(kept) / "manifest.json").read_text())
+    assert m["finetune"]["install"] == "never" and m["finetune"]["automatic"] is False
+    r = run_cli("train", "finetune", "--data", str(user_folder), "--out", "trial", "--install", "sometimes")
+    assert r.returncode == 2 and "--install" in r.stderr
 
 
 def test_too_little_data_and_bad_records_are_explained(tmp_path):

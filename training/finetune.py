@@ -2,9 +2,10 @@
 new words, train on their images and captions (frozen encoder, cached features), and
 install the result as a new bundle where the app finds it.
 
-    capdesk train finetune --data PATH [--base NAME] --out NAME [--epochs N]
+    capdesk train finetune --data PATH [--base NAME] --out NAME [--epochs N] [--install auto|named|never]
 
-Running the same command again after an interruption resumes it.
+Running the same command again after an interruption resumes it. Before it is used, the new model
+proves itself against its base (``training.proving``): only then is it routed to automatically.
 """
 
 from __future__ import annotations
@@ -23,14 +24,18 @@ from capdesk.model.bundle import BundleError, resolve, user_models_dir
 from training.data import Dataset, read_any
 from training.decoders import Ensemble, decoder_from_bundle
 from training.errors import UsageError
-from training.export import export_run
+from training.export import export_run, write_manifest
 from training.model import Decoder, DecoderConfig
+from training.proving import MIN_HELDOUT, adopt_base_heads, move_bundle, prove
 from training.train import TrainConfig, default_cache_dir, setup_logging, train
 from training.vocab import Vocab
 
 log = logging.getLogger("training")
 MIN_IMAGES = 20  # below this a model learns the captions by heart, not the pictures
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# auto: routed to automatically only when it proved itself (else used only when named); named: used
+# only when named with --model; never: measured, and kept in the work folder, not installed.
+INSTALL_MODES = ("auto", "named", "never")
 
 
 class FinetuneError(UsageError):
@@ -101,8 +106,12 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
              val_fraction: float = 0.15, min_images: int = MIN_IMAGES, work: Path | None = None,
              models_dir: Path | None = None, cache: Path | None = None, image_root: Path | None = None,
              progress: bool = True, on_step: Callable | None = None,
-             should_stop: Callable[[], bool] | None = None) -> dict:
-    """Fine-tune ``base`` on ``data``; returns the new manifest. Raises FinetuneError on bad input."""
+             should_stop: Callable[[], bool] | None = None, install: str = "auto") -> dict:
+    """Fine-tune ``base`` on ``data``, prove it against ``base`` and install it as ``install`` says;
+    returns the new manifest (its ``finetune`` section holds the verdict, and ``installed_at``
+    where the bundle is). Raises FinetuneError on bad input."""
+    if install not in INSTALL_MODES:
+        raise FinetuneError(f"--install must be one of {', '.join(INSTALL_MODES)}, not {install!r}")
     if not NAME_RE.match(out_name):
         raise FinetuneError(f"{out_name!r}: a model name is letters, digits, '.', '_' or '-' (up to 64)")
     try:
@@ -161,7 +170,7 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         encoder_lr=lr / 4,
         lr=lr, epochs=epochs, patience=3, val_fraction=val_fraction,
         batch_size=32, min_count=2)
-    ds.ensure_splits(val_fraction=val_fraction, seed=cfg.seed)
+    ds.ensure_splits(val_fraction=val_fraction, seed=cfg.seed, min_val=MIN_HELDOUT)
     vocab = Vocab(itos)
     vocab_file = work / "vocab.json"
     if vocab_file.exists():  # resuming: the vocabulary was fixed by the first run
@@ -186,8 +195,21 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         "training": {"data": ds.summary(), "new_words": added},
     }
     dest.parent.mkdir(parents=True, exist_ok=True)
-    export_run(work, dest, out_name, info)
-    return json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
+    # Measured where discovery cannot see it (a '.'-name), so it is never used before its verdict.
+    staging = dest.parent / f".finetune-{out_name}"
+    export_run(work, staging, out_name, info)
+    adopted = adopt_base_heads(staging, base_bundle)
+    if adopted:
+        log.info("copied %s's %s into the new model (same encoder features)", base_bundle.name, ", ".join(adopted))
+    verdict = prove(staging, base_bundle, ds.split("train"), ds.split("val"))
+    verdict.update(install=install, automatic=verdict["proved"] and install == "auto", adopted=adopted)
+    m = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
+    m["finetune"] = verdict
+    write_manifest(staging, m)
+    where = work / "bundle" if install == "never" else dest
+    move_bundle(staging, where)
+    log.info("verdict: %s", verdict["verdict"])
+    return {**m, "installed_at": str(where) if install != "never" else None, "kept_at": str(where)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,20 +223,54 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="name of the new model")
     ap.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="at most this many (stops early)")
     ap.add_argument("--lr", type=float, default=DEFAULT_LR)
-    ap.add_argument("--val-fraction", type=float, default=0.15, help="part held out to measure (default 0.15)")
+    ap.add_argument("--val-fraction", type=float, default=0.15,
+                    help=f"part held out to measure (default 0.15, never fewer than {MIN_HELDOUT} pictures)")
     ap.add_argument("--image-root", default=None)
     ap.add_argument("--models-dir", default=None, help="where to install the new model (default: your model folder)")
+    ap.add_argument("--install", choices=INSTALL_MODES, default="auto",
+                    help="auto (default): used automatically only if it proves better than its base on your "
+                         "held-out pictures and no worse on others, else only when named with --model; "
+                         "named: only when named; never: measure it and keep it in the work folder")
     ns = ap.parse_args(argv)
     try:
         m = finetune(Path(ns.data), ns.out, ns.base, ns.epochs, ns.lr, ns.val_fraction,
                      image_root=Path(ns.image_root) if ns.image_root else None,
-                     models_dir=Path(ns.models_dir) if ns.models_dir else None)
+                     models_dir=Path(ns.models_dir) if ns.models_dir else None, install=ns.install)
     except FinetuneError as exc:
         print(f"capdesk train finetune: error: {exc}", file=sys.stderr)
         return 2
-    h = m["metrics"]["heldout"]
-    for k in ("BLEU-4", "CIDEr"):
-        print(f"{k} on your held-out images: before {h['before'].get(k, float('nan')):.3f}, "
-              f"after {h['after'].get(k, float('nan')):.3f}")
-    print(f"installed as {m['name']!r}: capdesk caption --model {m['name']} PHOTO")
+    print("\n".join(report_lines(m)))
     return 0
+
+
+def report_lines(m: dict) -> list[str]:
+    """What a fine-tune says when it ends, in plain words (the command line and the window's Teach)."""
+    h = m["metrics"]["heldout"]
+    lines = [f"{k} on your held-out images: before {h['before'].get(k, float('nan')):.3f}, "
+             f"after {h['after'].get(k, float('nan')):.3f}" for k in ("BLEU-4", "CIDEr")]
+    ft = m["finetune"]
+    b, a = ft["heldout"]["before"], ft["heldout"]["after"]
+    if ft["heldout"]["images"]:
+        lines.append(f"as CapDesk describes, on your {ft['heldout']['images']} held-out pictures: BLEU-4 "
+                     f"{b['BLEU-4']:.3f} -> {a['BLEU-4']:.3f}, CIDEr {b['CIDEr']:.3f} -> {a['CIDEr']:.3f}, "
+                     f"captions naming an object no caption of yours names (CHAIRs) {b['CHAIRs']:.2f} -> "
+                     f"{a['CHAIRs']:.2f}")
+    o = ft["others"]
+    if o.get("measured"):
+        lines.append(f"on {o['before']['images']} of {ft['base_model']}'s own pictures: CIDEr "
+                     f"{o['before']['CIDEr']:.3f} -> {o['after']['CIDEr']:.3f} if it described them all; "
+                     f"automatic routing would give it {o.get('routed_to_new', 0)} of them")
+    lines.append(f"its pictures: {ft['gate']['heldout_inside']} of your {ft['gate']['heldout']} held-out pictures "
+                 "lie inside its domain gate")
+    name = m["name"]
+    if ft["install"] == "never":
+        lines.append(f"verdict: {ft['verdict']}; not installed (kept at {m['kept_at']}: "
+                     f"capdesk models import to install it)")
+    elif ft["automatic"]:
+        lines.append(f"verdict: {ft['verdict']}: installed as {name!r} for automatic use "
+                     f"(or: capdesk caption --model {name} PHOTO)")
+    else:
+        why = f"{ft['verdict']}; but " if ft["proved"] else f"{ft['verdict']}: "
+        lines.append(f"verdict: {why}not installed for automatic use; installed as {name!r} to be used only when "
+                     f"named (capdesk caption --model {name} PHOTO); capdesk models remove {name} takes it away")
+    return lines
