@@ -262,3 +262,94 @@ def test_focus_without_an_accessibility_bus_says_so(display, tmp_path):
     proc = screen("--focus", env=env, check=False)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "accessibility bus" in proc.stderr and "--window" in proc.stderr
+
+
+SPEECHD_MODULE = Path("/usr/lib/speech-dispatcher-modules/sd_espeak-ng")
+
+
+@pytest.fixture
+def speech_dispatcher(tmp_path):
+    """A speech-dispatcher of the test's own (espeak-ng, sound to ALSA's null device, every request
+    logged): (its socket, its log file)."""
+    exe = shutil.which("speech-dispatcher")
+    if exe is None or not SPEECHD_MODULE.exists():
+        pytest.skip("needs speech-dispatcher with espeak-ng (Debian packages speech-dispatcher, "
+                    "speech-dispatcher-espeak-ng)")
+    home, logs, run = tmp_path / "home", tmp_path / "speechd-log", tmp_path / "run"
+    for d in (home / ".config" / "speech-dispatcher", logs, run):
+        d.mkdir(parents=True)
+    (home / ".asoundrc").write_text("pcm.!default {\n  type null\n}\n")
+    (home / ".config" / "speech-dispatcher" / "speechd.conf").write_text(
+        f'LogDir "{logs}"\nAudioOutputMethod "alsa"\nDefaultModule espeak-ng\n')
+    sock = run / "speechd.sock"
+    env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_RUNTIME_DIR=str(run))
+    proc = subprocess.Popen([exe, "-s", "-t", "0", "-l", "5", "-c", "unix_socket", "-S", str(sock)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from capdesk.screen.speechd import _try_connect
+
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while (s := _try_connect(sock)) is None:
+            assert proc.poll() is None and time.monotonic() < deadline, "speech-dispatcher did not start"
+            time.sleep(0.05)
+        s.close()
+        yield sock, logs / "speech-dispatcher.log"
+    finally:
+        _stop(proc)
+
+
+def test_speak_goes_to_speech_dispatcher_at_message_priority(display, label_window, speech_dispatcher, tmp_path):
+    sock, log = speech_dispatcher
+    x, y, w, h = label_window.focus
+    env = _env(display, SPEECHD_ADDRESS=f"unix_socket:{sock}", XDG_RUNTIME_DIR=str(tmp_path))
+    proc = screen("--region", f"{x},{y},{w},{h}", "--speak", env=env)
+    said = proc.stdout.strip()
+    assert said and "own voice" not in proc.stderr
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "SET self CLIENT_NAME user:capdesk:screen" in text and "SET self PRIORITY message" in text
+    assert f"DATA:|{said.splitlines()[0]}" in text
+    assert not (tmp_path / "capdesk-screen-speaking.pid").exists()  # the record of who speaks is gone with it
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None and shutil.which("espeak") is None,
+                    reason="needs espeak-ng (Debian package espeak-ng) for CapDesk's own voice")
+def test_speak_without_speech_dispatcher_uses_capdesks_own_voice(display, label_window, tmp_path):
+    bin_dir, runtime = tmp_path / "bin", tmp_path / "run"
+    bin_dir.mkdir()
+    runtime.mkdir()
+    heard = tmp_path / "heard.wav"
+    # The one player on PATH keeps what it was given to play; spd-say and speech-dispatcher are absent.
+    player = bin_dir / "aplay"
+    player.write_text(f'#!/bin/sh\nfor a; do last=$a; done\n/bin/cp "$last" "{heard}"\n')
+    player.chmod(0o755)
+    x, y, w, h = label_window.focus
+    env = _env(display, PATH=str(bin_dir), XDG_RUNTIME_DIR=str(runtime))
+    proc = screen("--region", f"{x},{y},{w},{h}", "--speak", env=env)
+    assert proc.stdout.strip()
+    assert "speech-dispatcher is not running and not installed; speaking in CapDesk's own voice" in proc.stderr
+    assert heard.exists() and heard.stat().st_size > 44 and heard.read_bytes()[:4] == b"RIFF"
+
+
+def test_a_new_key_press_stops_only_capdesk_speaking(tmp_path):
+    from capdesk.screen import speechd
+
+    env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    # A process whose command line names capdesk, as `capdesk screen --speak` does, is asked to stop ...
+    speaking = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "capdesk"])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        (tmp_path / speechd.PID_FILE).write_text(str(speaking.pid))
+        speechd.stop_previous(env)
+        assert speaking.wait(30) == -15
+        # ... a recycled pid of some other program is left alone.
+        (tmp_path / speechd.PID_FILE).write_text(str(other.pid))
+        speechd.stop_previous(env)
+        with pytest.raises(subprocess.TimeoutExpired):
+            other.wait(0.5)
+    finally:
+        _stop(speaking)
+        _stop(other)
+    path = speechd.claim(env)
+    assert path is not None and path.read_text() == str(os.getpid())
+    speechd.release(path)
+    assert not path.exists()

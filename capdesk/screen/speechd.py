@@ -85,20 +85,24 @@ class Dispatcher:
         line, _, self._buf = self._buf.partition(b"\r\n")
         return line.decode("utf-8", "replace")
 
-    def _reply(self) -> tuple[str, list[str]]:
-        """The next reply or event: its code and its lines ('NNN-text' lines, then 'NNN text')."""
+    def _reply(self, event_ok: bool = False) -> tuple[str, list[str]]:
+        """The next reply ('NNN-text' lines, then 'NNN text'): its code and lines. Events (7NN: the
+        message id, the client id, the event's name) are noted as they pass; with ``event_ok`` the first
+        one is returned too."""
         lines = []
         while True:
             line = self._line()
             lines.append(line[4:])
-            if line[3:4] != "-":
-                code = line[:3]
-                if code.startswith("7"):  # an event: 70N-msg_id, 70N-client_id, 70N NAME
-                    if code in ("702", "703"):  # END or CANCELED of the message whose id comes first
-                        self._done.add(lines[0])
-                    lines = []
-                    continue
+            if line[3:4] == "-":
+                continue
+            code = line[:3]
+            if not code.startswith("7"):
                 return code, lines
+            if code in ("702", "703"):  # END or CANCELED of the message whose id comes first
+                self._done.add(lines[0])
+            if event_ok:
+                return code, lines
+            lines = []
 
     def _command(self, text: str) -> list[str]:
         self.sock.sendall(text.encode("utf-8") + b"\r\n")
@@ -127,7 +131,7 @@ class Dispatcher:
                 return False
             self.sock.settimeout(left)
             try:
-                self._reply()
+                self._reply(event_ok=True)
             except TimeoutError:
                 return False
             finally:
