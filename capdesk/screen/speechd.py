@@ -43,10 +43,13 @@ def socket_path(env: Mapping[str, str]) -> Path:
 class Dispatcher:
     """One SSIP connection; ``say`` queues a text and ``wait`` blocks until it was spoken or cancelled."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, spawn: bool = True) -> None:
         env = os.environ if env is None else env
         path = socket_path(env)
-        self.sock = self._connect(path, env)
+        sock = _try_connect(path)
+        if sock is None and not spawn:
+            raise SpeechdUnavailable(f"speech-dispatcher is not running (no socket at {path})")
+        self.sock = sock or self._connect(path, env)
         self._buf = b""
         self._done: set[str] = set()
         for cmd in (f"SET self CLIENT_NAME {CLIENT_NAME}", "SET self PRIORITY message",
