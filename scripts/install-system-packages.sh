@@ -3,7 +3,8 @@
 # leave it out of python3, and the README's commands make a virtual environment), speech
 # (espeak-ng), a virtual display (xvfb) and the X/EGL libraries Qt loads, exiftool (the reference
 # reader of XMP sidecars), Java (METEOR), the validators of the desktop entry and AppStream
-# metadata the installer ships, strace (the no-network test traces every socket call).
+# metadata the installer ships, strace (the no-network test traces every socket call), GNOME's
+# keyboard-shortcut schema (install-user.sh --shortcut is tested against it; one package, about 2 s).
 # With arguments, installs those packages instead (the README's Quick start, the installer's build
 # and smoke test use it).
 # Only what is missing is installed, with sudo unless run as root. Where there is no dpkg and apt-get
@@ -13,7 +14,8 @@ pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(python3-venv espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0
       libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0
       libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox desktop-file-utils
-      appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui)
+      appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui
+      gnome-settings-daemon-common)
 if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
   echo "install-system-packages.sh: not a Debian or Ubuntu system; install what these Debian packages give, if" \
        "needed, with your system's tools: ${pkgs[*]}" >&2
