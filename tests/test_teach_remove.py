@@ -54,6 +54,18 @@ def test_remove_with_yes_takes_the_model_away_and_keeps_sidecars_and_falls_back_
     assert not [p for p in user_models_dir().iterdir() if p.name.startswith(".")]  # nothing left half-deleted
 
 
+def test_list_says_which_models_are_used_only_when_named(default_bundle):
+    where = _user_model(default_bundle)
+    m = json.loads((where / "manifest.json").read_text())
+    m["base_model"], m["finetune"] = "everyday", {"proved": False, "automatic": False}
+    (where / "manifest.json").write_text(json.dumps(m))
+    r = run_cli("models", "list", "--json")
+    auto = {x["name"]: x["automatic"] for x in json.loads(r.stdout)["models"]}
+    assert auto["mine"] is False and auto["everyday"] is True
+    line = next(ln for ln in run_cli("models", "list").stdout.splitlines() if ln.startswith("mine\t"))
+    assert "used only when named" in line
+
+
 def test_without_a_terminal_remove_asks_for_yes_and_keeps_the_model(default_bundle):
     where = _user_model(default_bundle)
     r = run_cli("models", "remove", "mine")  # stdin is not a terminal here

@@ -26,8 +26,11 @@ def cmd_models(ns: argparse.Namespace) -> int:
         return _remove(ns.name, ns.yes)
     if ns.models_command in (None, "list"):
         bundles, problems = discover()
+        from capdesk.model.domain import automatic
+
         if getattr(ns, "json", False):
-            print(json.dumps({"models": [b.summary() for b in bundles], "problems": problems}, indent=2))
+            print(json.dumps({"models": [{**b.summary(), "automatic": automatic(b.manifest)} for b in bundles],
+                              "problems": problems}, indent=2))
         else:
             if not bundles:
                 print("no model bundles installed")
@@ -35,7 +38,8 @@ def cmd_models(ns: argparse.Namespace) -> int:
 
             for b in bundles:
                 perf = metrics_line(b.manifest)
-                print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else ""))
+                only_named = "" if automatic(b.manifest) else "  (used only when named with --model)"
+                print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else "") + only_named)
             for p in problems:
                 print(f"problem: {p}", file=sys.stderr)
         return EXIT_SOME_FAILED if problems else EXIT_OK
