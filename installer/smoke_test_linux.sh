@@ -197,6 +197,13 @@ if ! WID=$(DISPLAY=$DISP timeout 120 xdotool search --sync --onlyvisible --name 
 fi
 kill -0 "$GUI_PID" 2>/dev/null || fail "the GUI exited"
 DISPLAY=$DISP xwininfo -id "$(head -1 <<<"$WID")" | grep -E 'xwininfo|Width|Height|Map State'
+# capdesk screen: the packaged app captures the window's pixels and describes them (X11, python-xlib).
+"${RUN[@]}" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/tmp/smoke/home LANG=C.UTF-8 DISPLAY="$DISP" \
+  capdesk screen --region 0,0,320,240 --json > "$ROOT/build/smoke-screen.json" 2> "$ROOT/build/smoke-screen.log" \
+  || { cat "$ROOT/build/smoke-screen.log" >&2; fail "capdesk screen failed"; }
+python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).readline()); assert d["error"] is None and d["captured"]["rect"]["width"] == 320, d' \
+  "$ROOT/build/smoke-screen.json" || fail "capdesk screen gave no description"
+echo "screen: $(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["captured"])' "$ROOT/build/smoke-screen.json")"
 kill "$GUI_PID"; wait "$GUI_PID" 2>/dev/null || true
 if [ "$TARGET" = root ]; then umount -l "$CH/tmp/.X11-unix"; fi
 
