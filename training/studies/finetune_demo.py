@@ -39,6 +39,28 @@ def lay_out(data: Path, n: int, seed: int, folder: Path) -> int:
     return len(pick)
 
 
+def routed_share(data: Path, models: Path, name: str, n: int) -> dict:
+    """Of ``n`` RSICD test photos described with automatic routing, how many the new model describes:
+    beside every installed model, and beside the everyday model alone."""
+    from collections import Counter
+
+    from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.model.bundle import discover, open_bundle
+    from training.data import read_any
+
+    paths = [str(r.image) for r in sorted(read_any(data).split("test"), key=lambda r: str(r.image))[:n]]
+    os.environ["CAPDESK_MODELS"] = str(models)
+    opts = DescribeOptions(ocr="never")
+    out = {"photos": len(paths)}
+    for label, others in (("all installed", None),
+                          ("everyday and the new model", [b for b in discover()[0] if b.name == "everyday"]
+                           + [open_bundle(models / name)])):
+        said = Counter(d.model for d in Describer(None, provider="cpu", options=opts, others=others,
+                                                  fixed=False).describe_paths(paths))
+        out[label] = dict(said)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "rsicd"))
@@ -47,6 +69,7 @@ def main() -> int:
     ap.add_argument("--base", default="everyday")
     ap.add_argument("--name", default="aerial-300")
     ap.add_argument("--work", default="/tmp/capdesk-finetune-demo")
+    ap.add_argument("--routed", type=int, default=300, help="RSICD test photos described with automatic routing")
     ns = ap.parse_args()
     work = Path(ns.work)
     photos, models = work / "photos", work / "models"
@@ -63,6 +86,7 @@ def main() -> int:
                            "--beams", "3"], check=True, capture_output=True, text=True, cwd=ROOT)
     res = json.loads(test.stdout)
     held = manifest["metrics"]["heldout"]
+    ft = manifest.get("finetune", {})
     print(json.dumps({
         "photos": count, "seed": ns.seed, "base": ns.base, "minutes": round(minutes, 1),
         "train_images": manifest["training"]["data"]["train"]["images"], "heldout_images": held["images"],
@@ -71,6 +95,9 @@ def main() -> int:
                            for k in ("before", "after")},
         "test_beam3": {m: round(res["beam3"][m], 3) for m in ("BLEU-1", "BLEU-4", "CIDEr")},
         "test_images": res["images"],
+        "verdict": ft.get("verdict"), "proved": ft.get("proved"), "automatic": ft.get("automatic"),
+        "proof": {k: ft.get(k) for k in ("heldout", "others", "gate")},
+        "routed_automatically": routed_share(Path(ns.data), models, ns.name, ns.routed),
     }, indent=2))
     return 0
 
