@@ -216,16 +216,19 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="capdesk train finetune", description=__doc__.splitlines()[0])
+    # The docstring's first paragraph, whole (its first line alone stops mid-sentence).
+    ap = argparse.ArgumentParser(prog="capdesk train finetune",
+                                 description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--data", required=True, help="your images: a folder with .txt captions beside them, a CSV "
                                                    "of image,caption, a COCO or Karpathy JSON")
     ap.add_argument("--base", default=None, help="installed model to start from (default: everyday)")
     ap.add_argument("--out", required=True, help="name of the new model")
     ap.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="at most this many (stops early)")
-    ap.add_argument("--lr", type=float, default=DEFAULT_LR)
+    ap.add_argument("--lr", type=float, default=DEFAULT_LR, help=f"learning rate (default {DEFAULT_LR:g})")
     ap.add_argument("--val-fraction", type=float, default=0.15,
                     help=f"part held out to measure (default 0.15, never fewer than {MIN_HELDOUT} pictures)")
-    ap.add_argument("--image-root", default=None)
+    ap.add_argument("--image-root", default=None,
+                    help="where the data set's images are, when not beside the data file")
     ap.add_argument("--models-dir", default=None, help="where to install the new model (default: your model folder)")
     ap.add_argument("--install", choices=INSTALL_MODES, default="auto",
                     help="auto (default): used automatically only if it proves better than its base on your "

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--info", help="JSON file of manifest fields: description, domain, licence, data ...")
-    ap.add_argument("--image-root")
+    ap.add_argument("--image-root", help="where the data set's images are, when not beside the data file")
     ap.add_argument("--no-tune", action="store_true")
     ap.add_argument("--measure-only", action="store_true", help="the bundle exists: only tune and measure it")
     ns = ap.parse_args(argv)

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("bundle", help="model bundle folder")
     ap.add_argument("--out", help="write the shrunk bundle here instead of replacing BUNDLE")
     ap.add_argument("--data", help="data set with a test split: measure BLEU-4 and CIDEr before and after")
-    ap.add_argument("--image-root", default=None)
+    ap.add_argument("--image-root", default=None, help="where the data set's images are, when not beside the data file")
     ap.add_argument("--beam", type=int, default=3)
     ap.add_argument("--restore-encoder", metavar="CACHE", nargs="?", const="",
                     help="instead: put BUNDLE's encoder, as float32, into the training cache (default: the "
