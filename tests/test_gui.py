@@ -46,6 +46,9 @@ def window(qtbot, settings_file):
     # as fact, the path these tests follow.
     s = Settings(speech="off", ocr="never", confidence_threshold=0.0)
     w = MainWindow(s)
+    # An edit a test leaves behind is dropped on closing (pytest-qt closes the window before this
+    # fixture's teardown); the tests of the question answer it themselves.
+    w.ask_unsaved = lambda *a: QMessageBox.StandardButton.Discard
     qtbot.addWidget(w)
     w.show()
     yield w
@@ -181,22 +184,53 @@ def test_caption_again_asks_before_replacing_an_edit(qtbot, window, photos, monk
     assert window.pane.alt.toPlainText() == "My own words."
 
 
-def test_an_unsaved_edit_survives_looking_at_other_pictures(qtbot, window, photos):
+def test_an_unsaved_edit_is_asked_about_before_switching_and_quitting(qtbot, window, photos):
     window.open_path(photos / "astronaut.png")
     qtbot.waitUntil(_described(window), timeout=TIMEOUT)
     window.pane.alt.setPlainText("Two astronauts, my words.")
+    asked, answers = [], [QMessageBox.StandardButton.Cancel]
+    window.ask_unsaved = lambda title, q: asked.append(q) or answers.pop(0)
     window.list.setCurrentRow(_row(window, "chelsea.png"))
-    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
-    assert window.pane.alt.toPlainText() == window.session.current.described.description
-    window.list.setCurrentRow(_row(window, "astronaut.png"))
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=5000)
+    assert asked[0] == "Your alt text for astronaut.png is not saved. Save it before showing chelsea.png?"
+    # Cancel: still on the edited picture, the edit in the box, and said so
+    assert window.session.current.name == "astronaut.png" and window.list.currentRow() == _row(window, "astronaut.png")
     assert window.pane.alt.toPlainText() == "Two astronauts, my words."
-    assert window.session.has_unsaved_edit(window.pane.alt.toPlainText())  # so F5 would ask first
+    assert window.statusBar().currentMessage() == "Your edit of astronaut.png is kept, not saved yet"
+    answers.append(QMessageBox.StandardButton.Save)
+    window.list.setCurrentRow(_row(window, "chelsea.png"))
+    qtbot.waitUntil(lambda: window.session.current.name == "chelsea.png", timeout=5000)
+    assert (photos / "astronaut.txt").read_text(encoding="utf-8") == "Two astronauts, my words.\n"
+    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
+    window.pane.alt.setPlainText("A cat, my words.")
+    answers.append(QMessageBox.StandardButton.Cancel)
+    assert not window.close() and window.isVisible()  # Ctrl+Q with an edit: asked; Cancel stays
+    assert asked[-1] == "Your alt text for chelsea.png is not saved. Save it before quitting?"
+    answers.append(QMessageBox.StandardButton.Discard)
+    window.list.setCurrentRow(_row(window, "astronaut.png"))
+    qtbot.waitUntil(lambda: window.session.current.name == "astronaut.png", timeout=5000)
+    assert not (photos / "chelsea.txt").exists() and window.session.pictures[str(photos / "chelsea.png")].draft == ""
+
+
+def test_an_unsaved_draft_is_read_as_such(qtbot, window, photos):
+    """A draft kept for a picture (its clipboard picture arrived while the person wrote) is what its
+    list entry says and reads, not the old alt text."""
+    window.open_path(photos / "astronaut.png")
+    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
+    window.pane.alt.setPlainText("My draft.")
+    window.session.set_draft(window.pane.alt.toPlainText())
+    item = window.list.item(_row(window, "astronaut.png"))
+    assert item.text().startswith("astronaut.png, edited, not saved (before: described")
+    window.list.setFocus()
+    window.list.setCurrentRow(_row(window, "astronaut.png"))
+    assert "My draft." in (item.data(Qt.ItemDataRole.AccessibleDescriptionRole) or
+                           item.data(Qt.ItemDataRole.UserRole + 7))
 
 
 def test_clipboard_image_is_captioned_and_offered_back(qtbot, window):
+    QGuiApplication.clipboard().setImage(QImage(str(SAMPLES / "chelsea.png")))  # there before Ctrl+Shift+V
     window.act_clipboard.trigger()
     assert window.settings.clipboard
-    QGuiApplication.clipboard().setImage(QImage(str(SAMPLES / "chelsea.png")))
     qtbot.waitUntil(lambda: any(k.startswith("clipboard picture") and p.described is not None
                                 for k, p in window.session.pictures.items()), timeout=TIMEOUT)
     p = next(p for k, p in window.session.pictures.items() if k.startswith("clipboard picture"))
@@ -204,6 +238,112 @@ def test_clipboard_image_is_captioned_and_offered_back(qtbot, window):
     window.copy_current()
     assert QGuiApplication.clipboard().text() == p.described.description
     assert sum(k.startswith("clipboard picture") for k in window.session.pictures) == 1  # copied text is no picture
+
+
+def test_clipboard_picture_while_typing_is_said_not_shown(qtbot, window, photos):
+    window.open_path(photos / "astronaut.png")
+    qtbot.waitUntil(_described(window), timeout=TIMEOUT)
+    window.act_clipboard.trigger()
+    window.activateWindow()
+    window.pane.alt.setFocus()
+    window.pane.alt.setPlainText("Half a sent")
+    QGuiApplication.clipboard().setImage(QImage(str(SAMPLES / "coffee.png")))
+    clip = lambda: next((p for k, p in window.session.pictures.items() if k.startswith("clipboard")), None)  # noqa: E731
+    qtbot.waitUntil(lambda: clip() is not None and clip().described is not None and window.session._busy == 0,
+                    timeout=TIMEOUT)
+    assert window.session.current.name == "astronaut.png" and window.pane.picture is window.session.current
+    assert window.pane.alt.toPlainText() == "Half a sent"
+    said = window.statusBar().currentMessage()  # speech is off here: shown, and read by the reader
+    assert said.startswith(f"{clip().name} added to the list, not shown: ") and clip().described.description in said
+    window.pane.alt.setPlainText(window.pane.alt.toPlainText() + "ence.")
+    window.save_current()
+    assert (photos / "astronaut.txt").read_text(encoding="utf-8") == "Half a sentence.\n"
+
+
+def test_stop_watching_from_the_menu(qtbot, window, tmp_path, settings_file, monkeypatch):
+    from capdesk.gui import dialogs
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    window.session.add_watch_folder(inbox)
+    offered = []
+    monkeypatch.setattr(dialogs, "choose_from_list", lambda parent, title, label, items: offered.append(items) or
+                        items[:1])
+    act = next(a for m in window.menuBar().actions() for a in m.menu().actions() if a.shortcut().toString() ==
+               "Ctrl+Shift+R")
+    act.trigger()  # Qt passes checked=False: it must still ask and stop
+    assert offered == [[str(inbox)]] and window.session.watcher is None
+    assert Settings.load()[0].watch_folders == []
+    assert window.statusBar().currentMessage() == f"Stopped watching {inbox}; no folder is watched now"
+    act.trigger()
+    assert window.statusBar().currentMessage() == "No folders are being watched; add one with Ctrl+Shift+W"
+
+
+def test_attention_steps_are_said(qtbot, window, photos):
+    window.step_word(1)
+    assert window.statusBar().currentMessage().startswith("No words")
+    window.open_path(photos / "astronaut.png")
+    qtbot.waitUntil(lambda: window.pane.words.count() > 0, timeout=TIMEOUT)
+    window.list.setFocus()
+    window.step_word(1)
+    w0 = window.pane.words.item(0).text()
+    assert window.pane.view.property("attention_word") == 0
+    assert window.statusBar().currentMessage().startswith(f"Word 1 of {window.pane.words.count()}, “{w0}”: looked ")
+    window.step_word(-1)  # back past the first: the last
+    n = window.pane.words.count()
+    assert window.statusBar().currentMessage().startswith(f"Word {n} of {n}, ")
+
+
+def test_closed_combo_box_changes_are_said_and_settings_confirmed(qtbot, window):
+    from capdesk.gui.announcer import speak_combo_changes
+    from capdesk.gui.dialogs import BatchDialog, SettingsDialog
+
+    dlg = BatchDialog(window, "")
+    qtbot.addWidget(dlg)
+    speak_combo_changes(window.announcer, dlg)
+    dlg.show()
+    dlg.activateWindow()
+    dlg.report_fmt.setFocus()
+    qtbot.waitUntil(dlg.report_fmt.hasFocus, timeout=5000)
+    qtbot.keyClick(dlg.report_fmt, Qt.Key.Key_Down)
+    assert dlg.report_fmt.currentText() == "CSV" and window.announcer.said[-1] == "CSV"
+    dlg.reject()
+    sd = SettingsDialog(window, window.settings, [])
+    qtbot.addWidget(sd)
+    sd.xmp_name.setCurrentText("stem")
+    sd.accept()
+    assert sd.changes == ["XMP file naming: stem"]
+
+
+def test_folder_field_has_whole_text_runs(qtbot, window, tmp_path):
+    """Orca 43 reads a QLineEdit one character short (Qt gives it empty text-attribute runs): the
+    folder field is a one-line plain text edit, whose runs cover the text."""
+    from capdesk.gui.dialogs import AltFillDialog, BatchDialog, TeachDialog
+
+    folder = str(tmp_path / "pics")
+    for dlg in (BatchDialog(window, folder), AltFillDialog(window, folder)):
+        qtbot.addWidget(dlg)
+        assert dlg.folder.text() == folder and isinstance(dlg.folder, QPlainTextEdit)
+    qtbot.addWidget(teach := TeachDialog(window))
+    assert isinstance(teach.folder, QPlainTextEdit)
+    dlg.folder.setText("/x/y\n")
+    assert dlg.folder.text() == "/x/y"  # a pasted line break never reaches the path
+
+
+def test_f10_opens_the_menu_bar_and_help_lists_the_keys(qtbot, window, monkeypatch):
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    qtbot.keyClick(window.list, Qt.Key.Key_F10)
+    qtbot.waitUntil(lambda: window.menuBar().activeAction() is not None, timeout=5000)
+    assert window.menuBar().activeAction().text() == "&File"
+    window.menuBar().activeAction().menu().close()
+    from capdesk.gui import dialogs
+
+    shown = []
+    monkeypatch.setattr(dialogs, "show_keys", lambda parent, keys: shown.extend(keys))
+    next(a for a in window.menuBar().actions()[-1].menu().actions() if a.text() == "&Keys…").trigger()
+    assert ("Stop watching", "") not in shown and ("Remove watched folders", "Ctrl+Shift+R") in shown
+    assert shown[0] == ("Open the menu bar", "F10 or Alt")
 
 
 def test_watched_folder(qtbot, window, tmp_path, settings_file):

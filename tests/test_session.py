@@ -193,7 +193,10 @@ def test_watched_folder_is_captioned_written_and_said(settings_file, tmp_path):
     said = rec.messages[-1]
     assert said.kind is Kind.DESCRIPTION and said.text == f"New picture astronaut.png: {p.alt_text}"
     s.remove_watch_folders([str(inbox)])
-    assert s.watcher is None and rec.texts()[-1] == messages.stopped_watching(1)
+    assert s.watcher is None and rec.texts()[-1] == messages.stopped_watching(1, [str(inbox)])
+    assert Settings.load()[0].watch_folders == []
+    s.remove_watch_folders([str(inbox)])  # nothing left to stop: still said
+    assert rec.texts()[-1] == messages.NOT_WATCHING
 
 
 def test_batch_job_speaks_milestones_and_outcome_and_updates_the_list(settings_file, tmp_path):

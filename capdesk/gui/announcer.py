@@ -27,7 +27,16 @@ import time
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAccessible
-from PySide6.QtWidgets import QAbstractItemView, QAccessibleWidget, QApplication, QLabel, QMenu, QMenuBar, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAccessibleWidget,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QMenu,
+    QMenuBar,
+    QWidget,
+)
 
 # A list entry's own description (the picture's alt text), given to it when the focus leaves it.
 RESTING_ROLE = Qt.ItemDataRole.UserRole + 7
@@ -76,11 +85,13 @@ class Announcer(QObject):
         self._item: tuple[QAbstractItemView, QPersistentModelIndex] | None = None
         self.said: list[str] = []  # what was handed on, newest last (read by the tests)
         self._focus_moved_at = 0.0
+        self._window_focus_at = 0.0  # the focus last moved between widgets (a dialog closed, ...)
         app = QApplication.instance()
         app.focusChanged.connect(self._focus_moved)
 
     def _focus_moved(self, *_) -> None:
         self.note_focus_moved()
+        self._window_focus_at = self._focus_moved_at
         QTimer.singleShot(0, self._give_back)
 
     def note_focus_moved(self) -> None:
@@ -95,6 +106,19 @@ class Announcer(QObject):
         if not uses_focus_carrier():
             self._announce(text)
             return
+        # Orca 43 drops a description change on a list entry that comes while it is still reading the
+        # window the focus has just come back to (a dialog closed): the message waits as for a widget.
+        wait = FOCUS_SETTLE_S - (time.monotonic() - self._window_focus_at)
+        if wait > 0:
+            QTimer.singleShot(int(wait * 1000), self, lambda: self._carry_later(text))
+        else:
+            self._carry(text)
+
+    def _carry_later(self, text: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the window closed meanwhile
+            self._carry(text)
+
+    def _carry(self, text: str) -> None:
         focus = QApplication.focusWidget()
         if focus is None or not focus.isActiveWindow():
             self._notify(text)
@@ -197,3 +221,18 @@ def _silently(model, index: QModelIndex, text: str, role=DESCRIPTION_ROLE) -> No
         model.setData(index, text, role)
     finally:
         model.blockSignals(False)
+
+
+def speak_combo_changes(announcer: Announcer, root: QWidget) -> None:
+    """Say the new value of a closed combo box changed with the arrow keys.
+
+    Works around Orca 43 with Qt 6: Orca says nothing when a closed combo box's value changes (Qt sends
+    its name change on the combo box, which Orca 43 does not read as news); with the list open
+    (Alt+Down) Orca reads the entries itself, so only a change made with the list closed is said.
+    """
+    for combo in root.findChildren(QComboBox):
+        def changed(_index: int, c: QComboBox = combo) -> None:
+            if c.hasFocus() and not c.view().isVisible():
+                announcer.say(c.currentText())
+
+        combo.currentIndexChanged.connect(changed)

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QLabel,
-    QListWidget,
     QListWidgetItem,
     QMainWindow,
     QMessageBox,
@@ -30,10 +29,10 @@ from capdesk.session import messages
 from capdesk.session.core import Message, Picture, PictureStatus, Session
 from capdesk.session.settings import Settings
 
-from .announcer import Announcer
+from .announcer import Announcer, speak_combo_changes
 from .picture_pane import PicturePane
 from .qtutil import QtRunner, qimage_to_pil, screen_reader_active
-from .widgets import named
+from .widgets import GuardedList, named
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 
@@ -70,7 +69,7 @@ class MainWindow(QMainWindow):
         left = QWidget()
         lv = QVBoxLayout(left)
         lbl = QLabel("&Images")
-        self.list = named(QListWidget(), "Images",
+        self.list = named(GuardedList(self._may_leave), "Images",
                           "Pictures with their alt-text status. F5 captions again, F6 speaks, Ctrl+S saves")
         lbl.setBuddy(self.list)
         self.list.currentItemChanged.connect(self._on_select)
@@ -113,12 +112,13 @@ class MainWindow(QMainWindow):
         self._action(c, "&Speak alt text", self.speak_current, "F6")
         self._action(c, "&Save alt text", self.save_current, QKeySequence.StandardKey.Save)
         self._action(c, "&Copy alt text", self.copy_current, "Ctrl+Shift+C")
-        self._action(c, "Show &attention for next word", lambda: self.pane.step_word(1), "Ctrl+.")
-        self._action(c, "Show attention for &previous word", lambda: self.pane.step_word(-1), "Ctrl+,")
+        self._action(c, "Show &attention for next word", lambda: self.step_word(1), "Ctrl+.")
+        self._action(c, "Show attention for &previous word", lambda: self.step_word(-1), "Ctrl+,")
         w = mb.addMenu("&Watch")
         self._action(w, "&Add watched folder…", self.choose_watch_folder, "Ctrl+Shift+W")
-        self._action(w, "&Remove watched folders…", self.remove_watch_folders, "Ctrl+Shift+R")
-        self.act_clipboard = self._action(w, "Caption &clipboard images", self.session.set_clipboard,
+        # ``triggered`` passes Qt's checked flag (False): it must not reach ``folders``.
+        self._action(w, "&Remove watched folders…", lambda: self.remove_watch_folders(), "Ctrl+Shift+R")
+        self.act_clipboard = self._action(w, "Caption &clipboard images", self.set_clipboard,
                                           "Ctrl+Shift+V", checkable=True)
         t = mb.addMenu("&Tools")
         self._action(t, "&Models…", self.open_models_dialog, "Ctrl+M")
@@ -126,7 +126,13 @@ class MainWindow(QMainWindow):
         # Every dialog has a key of its own: under Orca, Alt+letter chords did not reach the menu bar.
         self._action(t, "&Settings…", self.open_settings_dialog, "Ctrl+Shift+P")
         h = mb.addMenu("&Help")
+        self._action(h, "&Keys…", self._keys, QKeySequence.StandardKey.HelpContents)
         self._action(h, "&About CapDesk", self._about)
+        # F10 opens the menu bar as in GTK and Windows programs; Qt has no such key of its own on Linux.
+        menu_key = QAction(self)
+        menu_key.setShortcut(QKeySequence("F10"))
+        menu_key.triggered.connect(lambda: mb.setActiveAction(mb.actions()[0]))
+        self.addAction(menu_key)
 
     # -- drawing the session ------------------------------------------------------------------
     def _on_message(self, m: Message) -> None:
@@ -160,7 +166,7 @@ class MainWindow(QMainWindow):
     def _draw_item(self, item: QListWidgetItem, p: Picture) -> None:
         item.setText(p.label)
         item.setToolTip(p.error)  # never the alt text: Qt would offer it as the entry's description
-        self.announcer.set_item_description(self.list, self.list.indexFromItem(item), p.alt_text)
+        self.announcer.set_item_description(self.list, self.list.indexFromItem(item), p.draft or p.alt_text)
 
     def _on_changed(self, p: Picture) -> None:
         item = self._item(p.key)
@@ -192,11 +198,57 @@ class MainWindow(QMainWindow):
             self.pane.show_waiting(p)
 
     # -- forwarding the user's actions ----------------------------------------------------------
-    def _on_select(self, item: QListWidgetItem | None, _prev=None) -> None:
+    def _on_select(self, item: QListWidgetItem | None, prev: QListWidgetItem | None = None) -> None:
+        if item is None:
+            return
+        if prev is not None and self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
+            # The list stays on the edited picture until the person has answered; asked once this key
+            # press is over, not from inside the list's own signal.
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(prev)
+            self.list.blockSignals(False)
+            key = item.data(KEY_ROLE)
+            QTimer.singleShot(0, lambda: self._ask_then_select(key))
+            return
+        self.announcer.note_focus_moved()
+        self.session.set_draft(self.pane.alt.toPlainText())
+        self.session.select(item.data(KEY_ROLE))
+
+    def _may_leave(self, target) -> bool:
+        """An arrow key in the list: with an unsaved edit the list stays put and the question comes."""
+        if not self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
+            return True
+        key = target.data(KEY_ROLE)
+        QTimer.singleShot(0, lambda: self._ask_then_select(key))
+        return False
+
+    def ask_unsaved(self, title: str, question: str) -> QMessageBox.StandardButton:
+        """Save, Discard or Cancel; the default, Enter, saves (what was typed is kept either way)."""
+        b = QMessageBox.StandardButton
+        return QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, b.Save)
+
+    def _settle_edit(self, title: str, what_next: str) -> bool:
+        """Ask what becomes of the unsaved edit; False to stay where the person is."""
+        p = self.session.current
+        if p is None or not self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
+            return True
+        answer = self.ask_unsaved(title, messages.unsaved_question(p.name, what_next))
+        if answer == QMessageBox.StandardButton.Save:
+            return self.session.save_current(self.pane.alt.toPlainText())
+        if answer == QMessageBox.StandardButton.Discard:
+            self.session.set_draft("")
+            self.pane.alt.setPlainText(p.alt_text)
+            return True
+        self.session.say(messages.edit_kept(p.name))
+        return False
+
+    def _ask_then_select(self, key: str) -> None:
+        target = self.session.pictures.get(key)
+        if target is None or not self._settle_edit("Unsaved alt text", f"showing {target.name}"):
+            return
+        item = self._item(key)
         if item is not None:
-            self.announcer.note_focus_moved()
-            self.session.set_draft(self.pane.alt.toPlainText())
-            self.session.select(item.data(KEY_ROLE))
+            self.list.setCurrentItem(item)
 
     def choose_folder(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Open folder", self.settings.last_folder or str(Path.home()))
@@ -236,6 +288,12 @@ class MainWindow(QMainWindow):
     def speak_current(self) -> None:
         self.session.speak(self.pane.alt.toPlainText())
 
+    def set_clipboard(self, on: bool) -> None:
+        """Caption clipboard pictures from now on, starting with the one already there."""
+        self.session.set_clipboard(on)
+        if on:
+            self._on_clipboard()
+
     def _on_clipboard(self) -> None:
         if not self.settings.clipboard or self._copying:
             return
@@ -244,8 +302,18 @@ class MainWindow(QMainWindow):
             return
         qimg = QGuiApplication.clipboard().image()
         if not qimg.isNull():
-            self.session.set_draft(self.pane.alt.toPlainText())
-            self.session.add_clipboard_image(qimage_to_pil(qimg))
+            text = self.pane.alt.toPlainText()
+            self.session.set_draft(text)
+            # While the person writes alt text the picture and the box stay theirs: the new picture is
+            # listed and said, not shown.
+            editing = self.pane.alt.hasFocus() or self.session.has_unsaved_edit(text)
+            self.session.add_clipboard_image(qimage_to_pil(qimg), show=not editing)
+
+    def step_word(self, delta: int) -> None:
+        """Ctrl+. and Ctrl+,: the next or previous word's attention map, said (only drawn otherwise)."""
+        said = self.pane.step_word(delta)
+        if not self.pane.words.hasFocus():  # in the Words list the screen reader reads the new entry
+            self.session.say(said)
 
     def choose_watch_folder(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Watch folder", str(Path.home()))
@@ -264,44 +332,53 @@ class MainWindow(QMainWindow):
         self.session.remove_watch_folders(folders)
 
     # -- dialogs ----------------------------------------------------------------------------
+    def _run(self, dlg) -> int:
+        speak_combo_changes(self.announcer, dlg)
+        before = QApplication.focusWidget()
+        done = dlg.exec()
+        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
+        # Back where the person was: with no focus widget left, Alt+letter went to the menu bar.
+        (before if before is not None and before.window() is self else self.list).setFocus()
+        return done
+
     def open_batch_dialog(self) -> None:
         from .dialogs import BatchDialog
 
-        dlg = BatchDialog(self, self.settings.last_folder)
-        dlg.exec()
-        dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
+        self._run(BatchDialog(self, self.settings.last_folder))
 
     def open_altfill_dialog(self) -> None:
         from .dialogs import AltFillDialog
 
-        dlg = AltFillDialog(self, self.settings.last_folder)
-        dlg.exec()
-        dlg.deleteLater()
+        self._run(AltFillDialog(self, self.settings.last_folder))
 
     def open_models_dialog(self) -> None:
         from .dialogs import ModelsDialog
 
         dlg = ModelsDialog(self)
-        if dlg.exec():
+        if self._run(dlg):
             self.session.use_model(dlg.chosen, self.pane.alt.toPlainText())
-        dlg.deleteLater()
 
     def open_teach_dialog(self) -> None:
         from .dialogs import TeachDialog
 
-        dlg = TeachDialog(self)
-        dlg.exec()
-        dlg.deleteLater()
+        self._run(TeachDialog(self))
 
     def open_settings_dialog(self) -> None:
         from .dialogs import SettingsDialog
 
         dlg = SettingsDialog(self, self.settings)
-        if dlg.exec():
+        if self._run(dlg):
             self.settings.save()
             self.session.apply_settings()
             self.act_clipboard.setChecked(self.settings.clipboard)
-        dlg.deleteLater()
+            self.session.say(messages.settings_saved(dlg.changes))
+
+    def _keys(self) -> None:
+        from .dialogs import show_keys
+
+        keys = [(a.text().replace("&", "").rstrip("…"), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+                for m in self.menuBar().actions() for a in m.menu().actions() if not a.shortcut().isEmpty()]
+        show_keys(self, [("Open the menu bar", "F10 or Alt"), *keys])
 
     def _about(self) -> None:
         from capdesk import __version__
@@ -323,6 +400,9 @@ class MainWindow(QMainWindow):
             self.list.setFocus()
 
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        if not self._settle_edit("Quit CapDesk", "quitting"):
+            ev.ignore()
+            return
         self.session.close()
         with contextlib.suppress(OSError):
             self.settings.save()

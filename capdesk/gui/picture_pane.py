@@ -176,10 +176,18 @@ class PicturePane(QWidget):
     def _on_word(self, row: int) -> None:
         self.draw(row if row >= 0 else None)
 
-    def step_word(self, delta: int) -> None:
+    def step_word(self, delta: int) -> str:
+        """Show the next (or previous) word's attention map; what is now shown, in words."""
         n = self.words.count()
-        if n:
-            self.words.setCurrentRow((self.words.currentRow() + delta) % n)
+        if not n:
+            why = self.words.accessibleDescription()
+            return why if why != WORDS_HELP else messages.NO_WORDS
+        row = self.words.currentRow()
+        row = (row + delta) % n if row >= 0 else (0 if delta > 0 else n - 1)
+        self.words.setCurrentRow(row)
+        item = self.words.item(row)
+        place = str(item.data(Qt.ItemDataRole.AccessibleDescriptionRole)).removeprefix("looked ")
+        return messages.attention_step(row, n, item.text(), place)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(ev)

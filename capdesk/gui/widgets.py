@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QAbstractButton, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QAbstractButton, QLabel, QListWidget, QPushButton, QWidget
 
 
 def named(w: QWidget, name: str, desc: str = "") -> QWidget:
@@ -55,3 +56,18 @@ def mnemonics(top: QWidget) -> dict[str, list[str]]:
             if 0 <= i < len(text) - 1:
                 keys.setdefault(text.replace("&&", "")[i + 1].lower(), []).append(text)
     return keys
+
+
+class GuardedList(QListWidget):
+    """A list whose keyboard moves can be held back: ``may_leave(target)`` is asked before the current
+    entry changes by a key, so that a question can come before the screen reader reads a new entry."""
+
+    def __init__(self, may_leave: Callable[[QModelIndex], bool] = lambda _i: True) -> None:
+        super().__init__()
+        self.may_leave = may_leave
+
+    def moveCursor(self, action, modifiers) -> QModelIndex:  # noqa: N802 (Qt's name)
+        target = super().moveCursor(action, modifiers)
+        if target.isValid() and target != self.currentIndex() and not self.may_leave(target):
+            return self.currentIndex()
+        return target

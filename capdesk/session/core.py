@@ -20,12 +20,13 @@ from pathlib import Path
 from PIL import Image
 
 from capdesk.describe.describer import Described, DescribeOptions, Describer
-from capdesk.imageio import ImageError, is_image_path, load_image
+from capdesk.imageio import ImageError, load_image
 from capdesk.model.engine import expand_paths
 from capdesk.session import messages
 from capdesk.session.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
 from capdesk.session.settings import Settings
 from capdesk.session.tasks import Runner
+from capdesk.session.watching import Watching
 from capdesk.sidecars.writer import AltText, SidecarWriter
 from capdesk.speech import Priority, Speaker, SpeechError, Voice
 
@@ -38,7 +39,7 @@ def _needs_review(d: Described) -> bool:
     return bool(d.review)
 
 
-class Session:
+class Session(Watching):
     def __init__(self, settings: Settings, runner: Runner,
                  screen_reader: Callable[[], bool] = lambda: False) -> None:
         self.settings = settings
@@ -196,7 +197,8 @@ class Session:
         elif p.described is not None:
             if p.preview is None and p.path is not None:
                 self.runner.run(self._load_preview, p, on_done=self._on_preview)
-            self._say_description(messages.description(p.alt_text, p.reason), p.key, revisit=True)
+            said = messages.unsaved_edit(p.draft) if p.draft else messages.description(p.alt_text, p.reason)
+            self._say_description(said, p.key, revisit=True)
         else:
             self._describe(p)
 
@@ -255,6 +257,8 @@ class Session:
         if p is self.current:
             text = messages.description(d.description, p.reason, p.name, p.source)
             self._say_description(text, p.key)
+        elif p.source == "clipboard":  # arrived while the person was writing: said, not shown
+            self._say_description(messages.in_the_list(d.description, p.reason, p.name), p.key)
 
     def _status_after_describing(self, p: Picture, d: Described) -> PictureStatus:
         on_disk = self._sidecar_status(p.path) if p.path is not None else None
@@ -283,7 +287,9 @@ class Session:
         so that moving to another picture (or a clipboard picture arriving) never loses it."""
         p = self.current
         if p is not None:
-            p.draft = text if self.has_unsaved_edit(text) else ""
+            before, p.draft = p.draft, text if self.has_unsaved_edit(text) else ""
+            if p.draft != before:  # its list entry says so
+                self.picture_changed.emit(p)
 
     def save_current(self, text: str) -> bool:
         p, text = self.current, " ".join(text.split())
@@ -340,90 +346,19 @@ class Session:
         self.settings.save()
         self.say(messages.clipboard(on))
 
-    def add_clipboard_image(self, img: Image.Image) -> Picture:
-        """A picture copied to the clipboard: listed, selected, and so captioned and said."""
+    def add_clipboard_image(self, img: Image.Image, show: bool = True) -> Picture:
+        """A picture copied to the clipboard: listed, captioned and said; shown unless ``show`` is False
+        (the person is writing alt text for the picture shown)."""
         self._clip_count += 1
         key = f"clipboard picture {self._clip_count} ({time.strftime('%H:%M:%S')})"
         p = Picture(key, None, img, source="clipboard")
         self.pictures[key] = p
         self.picture_added.emit(p)
-        self.select(key)
+        if show or self.current is None:
+            self.select(key)
+        else:
+            self._describe(p)
         return p
-
-    # -- watching -----------------------------------------------------------------------------
-    def add_watch_folder(self, folder: Path) -> None:
-        if str(folder) not in self.settings.watch_folders:
-            self.settings.watch_folders.append(str(folder))
-            self.settings.save()
-        self.restart_watcher()
-        self.say(messages.watching(str(folder)))
-
-    def remove_watch_folders(self, folders: list[str]) -> None:
-        if not folders:
-            return
-        self.settings.watch_folders = [f for f in self.settings.watch_folders if f not in folders]
-        self.settings.save()
-        self.restart_watcher()
-        self.say(messages.stopped_watching(len(folders)))
-
-    def restart_watcher(self) -> None:
-        from capdesk.folders.watch import FolderWatcher
-
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
-        folders = [Path(f) for f in self.settings.watch_folders if Path(f).is_dir()]
-        if folders:
-            ready = lambda paths: self.runner.post(lambda: self._on_watched(list(paths)))  # noqa: E731
-            self.watcher = FolderWatcher(folders, ready, writer=self.writer).start()
-
-    def _on_watched(self, paths: list[Path]) -> None:
-        for path in paths:
-            if str(path) not in self.pictures and is_image_path(path):
-                p = Picture(str(path), Path(path), source="watched")
-                self.pictures[p.key] = p
-                self.picture_added.emit(p)
-        self._set_busy(+1)
-        self.say(f"Captioning {messages.plural(len(paths), 'new picture')}…", Kind.STATUS)
-        self.runner.run(self._watched_work, paths, self.settings.watch_write_sidecars,
-                        on_done=self._on_watched_done, on_failed=self._on_watched_failed)
-
-    def _watched_work(self, paths: list[Path], write: bool) -> list[tuple[str, Described, str]]:
-        """(key, description, what became of its sidecars: written | kept | failed: why | "")."""
-        from capdesk.folders.batch import write_described
-
-        out = []
-        for d in self.describer().describe_paths(paths):
-            outcome = ""
-            if d.ok and write:  # the same write step as capdesk batch and capdesk watch
-                row = write_described(d, self.writer)
-                outcome = {"failed": f"failed: {row.error}", "kept": "kept"}.get(str(row.status), "written")
-            out.append((str(d.path), d, outcome))
-        return out
-
-    def _on_watched_done(self, items: list[tuple[str, Described, str]]) -> None:
-        self._set_busy(-1)
-        said, failed = [], []
-        for key, d, outcome in items:
-            p = self.pictures.get(key)
-            if p is None:
-                continue
-            p.described = d
-            if not d.ok or outcome.startswith("failed"):
-                p.status, p.error = PictureStatus.FAILED, d.error or outcome.removeprefix("failed: ")
-                failed.append((p.name, p.error))
-            else:
-                on_disk = self._sidecar_status(p.path) if outcome else None
-                p.status = PictureStatus.NEEDS_REVIEW if _needs_review(d) else (on_disk or PictureStatus.DESCRIBED)
-                said.append((p.name, d.description, p.reason))
-            self.picture_changed.emit(p)
-        text = messages.watched(said, failed)
-        if text:
-            self._say_description(text, None, priority=Priority.NORMAL)
-
-    def _on_watched_failed(self, msg: str) -> None:
-        self._set_busy(-1)
-        self.say(f"Captioning new pictures failed: {msg}")
 
     # -- after a batch ------------------------------------------------------------------------
     def refresh_statuses(self, writer: SidecarWriter | None = None) -> int:

@@ -53,6 +53,34 @@ def description(text: str, reason: str | None, name: str = "", source: str = "fi
     return f"{prefix}No alt text{why}. Write one in the Alt text box and save it with Ctrl+S."
 
 
+def in_the_list(text: str, reason: str | None, name: str) -> str:
+    """A clipboard picture that arrived while the person was writing: listed and said, not shown."""
+    return f"{name} added to the list, not shown: {description(text, reason)}"
+
+
+def unsaved_edit(text: str) -> str:
+    return f"Your unsaved edit: {text}"
+
+
+def unsaved_question(name: str, what_next: str) -> str:
+    return f"Your alt text for {name} is not saved. Save it before {what_next}?"
+
+
+def edit_kept(name: str) -> str:
+    return f"Your edit of {name} is kept, not saved yet"
+
+
+def settings_saved(changes: list[str]) -> str:
+    return "Settings saved: " + "; ".join(changes) if changes else "Settings saved; nothing changed"
+
+
+NO_WORDS = "No words to show where the model looked: select a described picture"
+
+
+def attention_step(index: int, count: int, word: str, place: str) -> str:
+    return f"Word {index + 1} of {count}, “{word}”: looked {place}"
+
+
 def caption_failed(name: str, error: str) -> str:
     return f"Cannot caption {name}: {error}"
 
@@ -89,8 +117,18 @@ def watching(folder: str) -> str:
 NOT_WATCHING = "No folders are being watched; add one with Ctrl+Shift+W"
 
 
-def stopped_watching(count: int) -> str:
-    return f"Stopped watching {plural(count, 'folder')}"
+def stopped_watching(count: int, folders: Iterable[str] = (), left: Iterable[str] = ()) -> str:
+    names = join_names(folders)
+    left = list(left)
+    rest = f"; still watching {join_names(left)}" if left else "; no folder is watched now"
+    return f"Stopped watching {names or plural(count, 'folder')}{rest if names else ''}"
+
+
+def still_watching(folders: Iterable[str]) -> str:
+    folders = list(folders)
+    if not folders:
+        return NOT_WATCHING
+    return f"No folder chosen; still watching {join_names(folders)}"
 
 
 def watched(described: list[tuple[str, str, str | None]], failed: list[tuple[str, str]]) -> str:

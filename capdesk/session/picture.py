@@ -32,6 +32,9 @@ class PictureStatus(Enum):
     EDITED = "alt text written or edited by a person"
 
 
+UNSAVED_EDIT = "edited, not saved"
+
+
 class Kind(Enum):
     STATUS = "status"  # shown only: progress chatter a screen reader user does not need to hear
     RESULT = "result"  # the outcome of something asked for: shown, and given to a screen reader
@@ -70,6 +73,8 @@ class Picture:
     def label(self) -> str:
         """The list entry: name and status, in words."""
         status = f"{self.status.value}: {self.error}" if self.status is PictureStatus.FAILED else self.status.value
+        if self.draft:  # what is on disk is no longer what the person means
+            status = f"{UNSAVED_EDIT} (before: {status})"
         return f"{self.name}, {status}"
 
     @property

@@ -3,9 +3,10 @@ Qt-free job or service and forwards the user's actions to it; what is said goes 
 
 from .altfill import AltFillDialog
 from .batch import BatchDialog
-from .common import choose_from_list
+from .common import choose_from_list, show_keys
 from .models import ModelsDialog
 from .settings_dialog import SettingsDialog
 from .teach import TeachDialog
 
-__all__ = ["AltFillDialog", "BatchDialog", "ModelsDialog", "SettingsDialog", "TeachDialog", "choose_from_list"]
+__all__ = ["AltFillDialog", "BatchDialog", "ModelsDialog", "SettingsDialog", "TeachDialog", "choose_from_list",
+           "show_keys"]

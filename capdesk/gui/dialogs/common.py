@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
+    QPlainTextEdit,
     QProgressBar,
     QVBoxLayout,
 )
@@ -33,6 +33,9 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
     lst = named(QListWidget(), title)
     lst.setSelectionMode(QListWidget.SelectionMode.MultiSelection)
     lst.addItems(items)
+    if items:  # Enter at once takes the first; Space adds or drops others
+        lst.setCurrentRow(0)
+        lst.item(0).setSelected(True)
     lbl.setBuddy(lst)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
     buttons.accepted.connect(dlg.accept)
@@ -42,9 +45,62 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
     lay.addWidget(lbl)
     lay.addWidget(lst)
     lay.addWidget(buttons)
+    lst.setFocus()
     chosen = [i.text() for i in lst.selectedItems()] if dlg.exec() else []
     dlg.deleteLater()
     return chosen
+
+
+class PathEdit(QPlainTextEdit):
+    """A one-line field for a path, with QLineEdit's text() and setText().
+
+    Works around Qt 6 with Orca 43: Qt's QLineEdit gives every character a text-attribute run of
+    length zero, from which Orca builds the line it reads one character short (a folder ending in
+    "pics" is heard as "pic"). A plain text edit reports proper runs, so Orca reads the whole path.
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setTabChangesFocus(True)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        margins = self.contentsMargins()
+        self.setFixedHeight(self.fontMetrics().lineSpacing() + 2 * int(self.document().documentMargin())
+                            + margins.top() + margins.bottom() + 2)
+        self.setText(text)
+
+    def text(self) -> str:
+        return " ".join(self.toPlainText().splitlines())
+
+    def setText(self, text: str) -> None:  # noqa: N802 (QLineEdit's name)
+        self.setPlainText(text)
+        self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def keyPressEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        if ev.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            ev.ignore()  # one line: Enter is the dialog's, as in a line edit
+            return
+        super().keyPressEvent(ev)
+
+
+def show_keys(parent, keys: list[tuple[str, str]]) -> None:
+    """Help > Keys: every key of the window in a list, read one by one."""
+    dlg = QDialog(parent)
+    dlg.setWindowTitle("Keys")
+    lay = QVBoxLayout(dlg)
+    lbl = QLabel("&Keys of the main window:")
+    lst = named(QListWidget(), "Keys")
+    lst.addItems([f"{what}: {key}" for what, key in keys])
+    lst.setCurrentRow(0)
+    lbl.setBuddy(lst)
+    close = button("&Close", "Close the list of keys", dlg.reject)
+    lay.addWidget(lbl)
+    lay.addWidget(lst)
+    lay.addWidget(close)
+    lst.setFocus()
+    dlg.exec()
+    dlg.deleteLater()
 
 
 class FolderJobDialog(QDialog):
@@ -60,8 +116,8 @@ class FolderJobDialog(QDialog):
         self.setWindowTitle(title)
         self.setAccessibleName(title)
 
-    def _folder_row(self, form: QFormLayout, text: str, name: str) -> QLineEdit:
-        self.folder = named(QLineEdit(text), name)
+    def _folder_row(self, form: QFormLayout, text: str, name: str) -> PathEdit:
+        self.folder = named(PathEdit(text), name)
         browse = button("&Browse…", "Browse for the folder", self._browse)
         row = QHBoxLayout()
         row.addWidget(self.folder)

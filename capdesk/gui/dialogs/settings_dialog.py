@@ -93,6 +93,8 @@ class SettingsDialog(QDialog):
         self.threshold.setValue(settings.confidence_threshold)
         self.clipboard = add("Caption cl&ipboard images:", QCheckBox(), "Caption clipboard images")
         self.clipboard.setChecked(settings.clipboard)
+        self.changes: list[str] = []  # what the person changed, in words, once accepted
+        self._before = self._shown()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         for b in buttons.buttons():
             b.setAccessibleName(b.text().replace("&", ""))
@@ -100,7 +102,23 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
+    def _shown(self) -> dict[str, str]:
+        """Each field's value as the person sees it, by its name."""
+        out = {}
+        for w in self.findChildren(QWidget):
+            if isinstance(w, QComboBox):
+                out[w.accessibleName()] = w.currentText()
+            elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
+                out[w.accessibleName()] = w.text()
+            elif isinstance(w, QCheckBox):
+                out[w.accessibleName()] = "on" if w.isChecked() else "off"
+            elif isinstance(w, QLineEdit) and w.accessibleName():
+                out[w.accessibleName()] = w.text()
+        return out
+
     def accept(self) -> None:
+        after = self._shown()
+        self.changes = [f"{k}: {v}" for k, v in after.items() if self._before.get(k) != v]
         s = self.s
         s.provider = self.provider.currentText()
         s.beam = self.beam.value() if self.beam.value() >= limits.BEAM_MIN else None
