@@ -70,12 +70,18 @@ class Recorder:
 
 
 def make(settings_file, reader: bool = True, **kw) -> tuple[Session, ThreadRunner, Recorder]:
-    # The shipped model is unsure of every sample (the astronaut photo: about 0.25), and these tests
-    # follow a description said as fact; with the threshold at 0 an in-domain caption is one.
+    # These tests follow a description said as fact. The shipped model's trust rule says none of the
+    # studio samples as fact, so the session runs the same model by the older confidence rule (the
+    # autouse fixture below), where with the threshold at 0 an in-domain caption is a fact.
     kw.setdefault("confidence_threshold", 0.0)
     runner = ThreadRunner()
     s = Session(Settings(ocr="never", **kw), runner, lambda: reader)
     return s, runner, Recorder(s)
+
+
+@pytest.fixture(autouse=True)
+def _confidence_rule(confidence_rule_models, monkeypatch):
+    monkeypatch.setenv("CAPDESK_MODELS", str(confidence_rule_models))
 
 
 def settle(session: Session, runner: ThreadRunner, until=lambda: True) -> None:

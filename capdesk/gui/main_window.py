@@ -337,9 +337,18 @@ class MainWindow(QMainWindow):
         before = QApplication.focusWidget()
         done = dlg.exec()
         dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
-        # Back where the person was: with no focus widget left, Alt+letter went to the menu bar.
-        (before if before is not None and before.window() is self else self.list).setFocus()
+        # Back where the person was: with no focus widget left, Alt+letter went to the menu bar. Without
+        # a window manager (and with some), closing a modal dialog leaves no window active, so setFocus
+        # alone gives no keyboard focus: the window is activated again, now and once the dialog is gone.
+        target = before if before is not None and before.window() is self else self.list
+        self._return_focus(target)
+        QTimer.singleShot(0, lambda: self._return_focus(target))
         return done
+
+    def _return_focus(self, target) -> None:
+        self.raise_()
+        self.activateWindow()
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_batch_dialog(self) -> None:
         from .dialogs import BatchDialog
@@ -378,7 +387,7 @@ class MainWindow(QMainWindow):
 
         keys = [(a.text().replace("&", "").rstrip("…"), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
                 for m in self.menuBar().actions() for a in m.menu().actions() if not a.shortcut().isEmpty()]
-        show_keys(self, [("Open the menu bar", "F10 or Alt"), *keys])
+        show_keys(self, [("Open the menu bar", "F10"), *keys])
 
     def _about(self) -> None:
         from capdesk import __version__
