@@ -128,7 +128,8 @@ class BatchJob(FolderJob):
 
 
 class TeachJob:
-    """Fine-tune a model on a folder of the person's pictures; on success the session switches to it."""
+    """Fine-tune a model on a folder of the person's pictures; the new model is installed for automatic
+    use only when it proved itself (``training.finetune``), and never made the model in use."""
 
     def __init__(self, session: Session, folder: str, base: str, name: str, epochs: int,
                  on_progress: Callable[[str, int, int], None] | None = None,
@@ -184,11 +185,16 @@ class TeachJob:
         if self.error:
             text = messages.teach_stopped(self.error)
         else:
-            h = self.manifest["metrics"]["heldout"]
-            text = messages.teach_done(self.manifest["name"], h["before"].get("CIDEr", 0.0),
-                                       h["after"].get("CIDEr", 0.0))
-            self.session.settings.model = self.manifest["name"]
-            self.session.settings.save()
+            # The new model is never made the one in use: automatic routing hands it only the pictures
+            # like its own, and only when it proved itself (its verdict says which); the describer is
+            # loaded afresh so that routing sees it.
+            verdict = (self.manifest.get("finetune") or {}).get("verdict", "")
+            if verdict:
+                text = messages.teach_finished(verdict)
+            else:
+                h = self.manifest["metrics"]["heldout"]
+                text = messages.teach_done(self.manifest["name"], h["before"].get("CIDEr", 0.0),
+                                           h["after"].get("CIDEr", 0.0))
             self.session.apply_settings()
         if self.on_finished:
             self.on_finished(self.manifest, text)

@@ -241,6 +241,11 @@ def teach_done(name: str, before: float, after: float) -> str:
             f"to {after:.2f}.")
 
 
+def teach_finished(verdict: str) -> str:
+    """The fine-tune's verdict, in its own plain words ("better on your pictures, ...: installed ...")."""
+    return f"Done. {verdict[0].upper() + verdict[1:]}" + ("" if verdict.endswith(".") else ".")
+
+
 def teach_stopped(error: str) -> str:
     return f"Teaching stopped: {error}"
 

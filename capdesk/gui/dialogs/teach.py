@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBo
 from capdesk.model.bundle import discover
 from capdesk.session import messages
 from capdesk.session.jobs import TeachJob
+from capdesk.training_hint import training_unavailable
 
 from ..widgets import named
 from .common import FolderJobDialog
@@ -44,6 +45,12 @@ class TeachDialog(FolderJobDialog):
         self._progress_rows(lay, "Teaching")
         self._job_buttons(lay, "Start teaching", "Stop teaching; starting again with the same name resumes")
         self.job: TeachJob | None = None
+        # Said before anything starts: where training is not installed, Start would only fail later.
+        self.unavailable = training_unavailable()
+        if self.unavailable:
+            self.status.setText(messages.teach_stopped(self.unavailable))
+            self.start_btn.setEnabled(False)
+            self.session.say(messages.teach_stopped(self.unavailable))
 
     @property
     def manifest(self) -> dict | None:
@@ -72,4 +79,7 @@ class TeachDialog(FolderJobDialog):
 
     def _finished(self, manifest, text: str) -> None:
         self.status.setText(text)
+        if manifest is None:  # failed or stopped: the bar must not stay busy
+            self.bar.setRange(0, 1)
+            self.bar.setValue(0)
         self._running(False)

@@ -1,0 +1,81 @@
+"""Teaching from the window: where training is not installed the dialog says so before anything
+starts, and a finished fine-tune is never made the model in use (routing decides, by its verdict)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SAMPLES
+
+from capdesk.session import messages
+from capdesk.session.jobs import TeachJob
+from capdesk.session.settings import Settings
+from capdesk.training_hint import training_missing, training_unavailable
+
+
+def test_the_missing_training_message_names_the_cpu_build():
+    msg = training_missing(ImportError("No module named 'torch'"))
+    assert "download.pytorch.org/whl/cpu" in msg and "capdesk[train]" in msg
+
+
+def test_training_unavailable_is_found_without_importing_torch(monkeypatch):
+    import importlib.util
+    import sys
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    reason = training_unavailable()
+    assert reason and "PyTorch" in reason
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    assert training_unavailable() is None or "torch" not in sys.modules
+
+
+def test_teach_dialog_says_training_is_missing_before_start(qtbot, monkeypatch, tmp_path):
+    from capdesk.gui import dialogs
+    from capdesk.gui.dialogs import teach
+    from capdesk.gui.main_window import MainWindow
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    monkeypatch.setattr(teach, "training_unavailable", lambda: "training needs PyTorch (test)")
+    w = MainWindow(Settings(speech="off", ocr="never"))
+    qtbot.addWidget(w)
+    said = []
+    w.session.message.connect(said.append)
+    dlg = dialogs.TeachDialog(w)
+    qtbot.addWidget(dlg)
+    assert not dlg.start_btn.isEnabled()
+    assert "training needs PyTorch (test)" in dlg.status.text()
+    assert any("training needs PyTorch (test)" in m.text for m in said)
+
+
+class _Runner:
+    def run(self, work, on_done, on_failed):  # pragma: no cover - not used here
+        raise AssertionError
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.settings = Settings(model="everyday")
+        self.said: list[str] = []
+        self.applied = 0
+        self.runner = _Runner()
+
+    def say(self, text: str) -> None:
+        self.said.append(text)
+
+    def apply_settings(self) -> None:
+        self.applied += 1
+
+
+@pytest.mark.parametrize("verdict", [
+    "better on your pictures, no worse on others: installed as 'mine' for automatic use",
+    "not better: CIDEr went from 0.83 to 0.57: not installed for automatic use; installed to be used only when named",
+])
+def test_a_finished_fine_tune_is_not_made_the_model_in_use(verdict):
+    session = _Session()
+    job = TeachJob(session, str(SAMPLES), "everyday", "mine", 1)
+    job._done(({"name": "mine", "finetune": {"verdict": verdict},
+                "metrics": {"heldout": {"before": {"CIDEr": 0.8}, "after": {"CIDEr": 0.6}}}}, ""))
+    assert session.settings.model == "everyday"  # routing decides, by the verdict
+    assert session.applied == 1  # the describer is loaded afresh, so routing sees the new model
+    assert session.said == [messages.teach_finished(verdict)]
+    assert verdict.split(":")[0][1:] in session.said[0]
