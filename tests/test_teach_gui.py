@@ -79,3 +79,31 @@ def test_a_finished_fine_tune_is_not_made_the_model_in_use(verdict):
     assert session.applied == 1  # the describer is loaded afresh, so routing sees the new model
     assert session.said == [messages.teach_finished(verdict)]
     assert verdict.split(":")[0][1:] in session.said[0]
+
+
+def test_models_dialog_removes_a_taught_model_and_refuses_a_shipped_one(qtbot, monkeypatch, tmp_path, default_bundle):
+    from conftest import without_trust
+
+    from capdesk.gui.dialogs import ModelsDialog
+    from capdesk.gui.main_window import MainWindow
+    from capdesk.model.bundle import discover
+    from capdesk.model.install import install
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    install(str(without_trust(default_bundle, tmp_path / "mine", name="mine")))
+    w = MainWindow(Settings(speech="off", ocr="never", model="mine"))
+    qtbot.addWidget(w)
+    said = []
+    w.session.message.connect(said.append)
+    dlg = ModelsDialog(w)
+    qtbot.addWidget(dlg)
+    dlg.ask = lambda question: "mine" in question
+    names = [dlg.list.item(i).data(256) for i in range(dlg.list.count())]
+    dlg.list.setCurrentRow(names.index("everyday"))
+    assert not dlg.remove_selected()  # shipped: refused, saying why
+    assert "Not removed" in dlg.info.text() and "everyday" in [b.name for b in discover()[0]]
+    dlg.list.setCurrentRow(names.index("mine"))
+    assert dlg.remove_selected()
+    assert "mine" not in [b.name for b in discover()[0]]
+    assert w.settings.model == "" and "Automatic" in dlg.info.text()
+    assert any("removed model 'mine'" in m.text.lower() for m in said)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QVBoxLayout,
+)
 
 from capdesk.model.bundle import BundleError, discover
 from capdesk.session import messages
@@ -37,6 +46,8 @@ class ModelsDialog(QDialog):
                           lambda: self.import_bundle(QFileDialog.getExistingDirectory(self, "Model folder")))
         b_zip = button("Import &zip…", "Import a zipped model", lambda: self.import_bundle(
             QFileDialog.getOpenFileName(self, "Model zip", "", "Zip (*.zip)")[0]))
+        b_remove = button("&Remove…", "Remove the selected model you installed or taught; alt text it wrote is kept",
+                          self.remove_selected)
         b_close = button("&Close", "Close without changing the model", self.reject)
         lay = QVBoxLayout(self)
         lbl = QLabel("Installed &models:")
@@ -44,7 +55,7 @@ class ModelsDialog(QDialog):
         lay.addWidget(lbl)
         lay.addWidget(self.list)
         lay.addWidget(self.info)
-        for row in ((b_auto, b_use, b_verify), (b_folder, b_zip, b_close)):
+        for row in ((b_auto, b_use, b_verify), (b_folder, b_zip, b_remove, b_close)):
             h = QHBoxLayout()
             for b in row:
                 h.addWidget(b)
@@ -91,6 +102,44 @@ class ModelsDialog(QDialog):
         msg = messages.verified(b.name, b.verify())
         self.info.setText(msg)
         self.session.say(msg)
+
+    def ask(self, question: str) -> bool:
+        """Yes or no, as a question a screen reader reads (replaced in tests)."""
+        return QMessageBox.question(self, "Remove model", question) == QMessageBox.StandardButton.Yes
+
+    def remove_selected(self) -> bool:
+        """The CLI's service (``capdesk models remove``): shipped models are refused, saying why; a model
+        in use falls back to Automatic; the alt text it wrote stays."""
+        from capdesk.model.install import removable, remove
+
+        name = self._selected()
+        if not name:
+            return False
+        try:
+            where = removable(name)
+        except BundleError as exc:
+            self.info.setText(f"Not removed: {exc}")
+            self.session.say(self.info.text())
+            return False
+        if not self.ask(f"Remove model {name!r} ({where})? Alt text it already wrote is kept."):
+            self.session.say("Not removed.")
+            return False
+        try:
+            done = remove(name)
+        except BundleError as exc:
+            self.info.setText(f"Not removed: {exc}")
+            self.session.say(self.info.text())
+            return False
+        text = done.message()[0].upper() + done.message()[1:]
+        if self.window_.settings.model == name:
+            self.window_.settings.model = ""
+            self.window_.settings.save()
+            text += "; CapDesk now chooses the model for each picture (Automatic)"
+        self.session.apply_settings()  # the describer drops the removed model
+        self.refresh()
+        self.info.setText(text)
+        self.session.say(text)
+        return True
 
     def import_bundle(self, src: str) -> str | None:
         """Check a bundle folder or zip and install it in the user's model folder (the CLI's service)."""
