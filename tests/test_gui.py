@@ -494,6 +494,7 @@ def test_teach_dialog_cancel_resume_and_switch(qtbot, window, tmp_path):
         for i in range(8):
             base.rotate(i * 9).save(d / f"{word}{i}.jpg", quality=85)
             (d / f"{word}{i}.txt").write_text(f"my {word} number {i}\n")
+    model_before = window.settings.model
     dlg = TeachDialog(window)
     qtbot.addWidget(dlg)
     dlg.folder.setText(str(d))
@@ -507,4 +508,6 @@ def test_teach_dialog_cancel_resume_and_switch(qtbot, window, tmp_path):
     dlg.start()  # resumes the same run
     qtbot.waitUntil(lambda: not dlg.job.running, timeout=TIMEOUT)
     assert dlg.manifest is not None, dlg.error
-    assert window.settings.model == "my-things" and "now uses my-things" in dlg.status.text()
+    # Never made the model in use: its verdict is said, and automatic routing uses it only if it proved itself.
+    assert window.settings.model == model_before != "my-things" and dlg.status.text().startswith("Done.")
+    assert dlg.manifest["finetune"]["verdict"].split(":")[0][1:] in dlg.status.text()
