@@ -342,13 +342,22 @@ class MainWindow(QMainWindow):
         # alone gives no keyboard focus: the window is activated again, now and once the dialog is gone.
         target = before if before is not None and before.window() is self else self.list
         self._return_focus(target)
-        QTimer.singleShot(0, lambda: self._return_focus(target))
+        # The X server may hand the focus back only once the dialog's window is destroyed, which comes
+        # later on a loaded machine: asked again a few times, until the window holds the focus.
+        for ms in (0, 150, 400, 1000, 2000):
+            QTimer.singleShot(ms, lambda: self._return_focus(target, only_if_lost=True))
         return done
 
-    def _return_focus(self, target) -> None:
-        self.raise_()
-        self.activateWindow()
-        target.setFocus(Qt.FocusReason.OtherFocusReason)
+    def _return_focus(self, target, only_if_lost: bool = False) -> None:
+        focus = QApplication.focusWidget()
+        if only_if_lost and self.isActiveWindow() and focus is not None and focus.window() is self:
+            return  # the person is back in the window (or has moved on in it): leave them where they are
+        if QApplication.activeModalWidget() is not None:
+            return  # another dialog has opened meanwhile
+        with contextlib.suppress(RuntimeError):  # the target may be gone
+            self.raise_()
+            self.activateWindow()
+            target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_batch_dialog(self) -> None:
         from .dialogs import BatchDialog
