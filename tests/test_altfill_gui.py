@@ -83,3 +83,14 @@ def test_dialog_fills_a_site_with_progress_and_a_report(qtbot, window, tmp_path)
     assert dlg.status.text().startswith("Alt text in web pages finished: ")
     assert dlg.status.accessibleName() == f"Alt text status: {dlg.status.text()}"
     assert window.statusBar().currentMessage() == dlg.status.text()
+
+
+def test_the_window_job_takes_a_folder_or_one_page_or_document(tmp_path):
+    from capdesk.session.altfill_job import AltFillJob
+
+    for name, ok in (("book.epub", True), ("report.docx", True), ("slides.pptx", True), ("page.html", True),
+                     ("notes.txt", False)):
+        (tmp_path / name).write_bytes(b"x")
+        assert AltFillJob(None, tmp_path / name).can_start() is ok, name
+    assert AltFillJob(None, tmp_path).can_start()
+    assert not AltFillJob(None, tmp_path / "missing.docx").can_start()

@@ -30,10 +30,18 @@ class AltFillJob(FolderJob):
     def __init__(self, session: Session, folder: Path, recursive: bool = False, include_empty: bool = False,
                  dry_run: bool = False, report: str = "", backup_dir: Path | None = None,
                  on_progress: Callable[[int, int, str], None] | None = None,
-                 on_finished: Callable[[Any, str], None] | None = None) -> None:
+                 on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False) -> None:
         super().__init__(session, folder, report, on_progress, on_finished)
         self.recursive, self.include_empty, self.dry_run = recursive, include_empty, dry_run
         self.backup_dir = backup_dir
+        self.epub_metadata = epub_metadata
+
+    def can_start(self) -> bool:
+        """A folder of pages and documents, or one page or document (EPUB, Word, PowerPoint, OpenDocument)."""
+        from capdesk.altfill.fill import DOC_SUFFIXES, PAGE_SUFFIXES
+
+        return self.folder.is_dir() or (self.folder.is_file()
+                                        and self.folder.suffix.lower() in {*PAGE_SUFFIXES, *DOC_SUFFIXES})
 
     def started_text(self) -> str:
         return messages.altfill_started(str(self.folder), self.dry_run)
@@ -55,7 +63,7 @@ class AltFillJob(FolderJob):
         result = run_alt_fill([self.folder], self.session.describer(), recursive=self.recursive,
                               include_empty=self.include_empty, dry_run=self.dry_run, backup_dir=backups,
                               progress=lambda d, t, name: post(lambda: self._progress(d, t, name)),
-                              cancelled=self.cancel_event.is_set)
+                              cancelled=self.cancel_event.is_set, epub_metadata=self.epub_metadata)
         if self.report:
             Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))

@@ -54,8 +54,12 @@ class FolderJob:
         raise NotImplementedError
 
     # -- the run --------------------------------------------------------------------------------
+    def can_start(self) -> bool:
+        """Whether the chosen path is something this job runs on (a folder; alt-fill takes one file too)."""
+        return self.folder.is_dir()
+
     def start(self) -> bool:
-        if not self.folder.is_dir():
+        if not self.can_start():
             self.session.say(messages.not_a_folder(str(self.folder)))
             return False
         self.running = True

@@ -1,5 +1,6 @@
-"""Fill alt text in web pages: the HTML and Markdown pages of a folder get the descriptions of their
-pictures, with progress, cancel, a spoken outcome and a report."""
+"""Fill alt text in web pages and documents: the HTML and Markdown pages, EPUB, Word, PowerPoint and
+OpenDocument files of a folder (or one of them) get the descriptions of their pictures, with progress,
+cancel, a spoken outcome and a report."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ class AltFillDialog(ReportJobDialog):
     def __init__(self, window, folder: str = "") -> None:
         super().__init__(window, "Fill alt text in web pages")
         form = QFormLayout()
-        intro = QLabel("Images in the folder's HTML and Markdown pages that have no alt text get the description "
-                       "of their picture. Nothing else in a page changes, and each changed page's original is kept "
-                       "in CapDesk's backup folder.")
+        intro = QLabel("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, "
+                       "PowerPoint and OpenDocument files (or in the one file given) get the description of their "
+                       "picture. Nothing else changes, and each changed file's original is kept in CapDesk's "
+                       "backup folder.")
         intro.setWordWrap(True)
-        self._folder_row(form, folder, "Folder of web pages")
+        self._folder_row(form, folder, "Folder of web pages and documents, or one file")
         self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
         self.recursive.setChecked(True)
         self.include_empty = named(QCheckBox('Fill &empty alt text (alt="", marked decorative) too'),
@@ -33,9 +35,13 @@ class AltFillDialog(ReportJobDialog):
                                    'Also fill images whose author wrote alt="" to mark them decorative')
         self.dry_run = named(QCheckBox("Pre&view only: change no page"), "Preview only",
                              "List what would be written in the report, and change no page")
+        self.epub_metadata = named(QCheckBox("Mark EPUB books as having &text alternatives when all pictures have one"),
+                                   "EPUB accessibility metadata",
+                                   "Add schema:accessibilityFeature alternativeText to a book whose every picture has "
+                                   "alt text afterwards; nothing else in the book changes")
         self.report_fmt = named(QComboBox(), "Report format")
         self.report_fmt.addItems(["HTML page (for review)", "JSON", "No report"])
-        for w in (self.recursive, self.include_empty, self.dry_run):
+        for w in (self.recursive, self.include_empty, self.dry_run, self.epub_metadata):
             form.addRow(w)
         rl = QLabel("&Report:")
         rl.setBuddy(self.report_fmt)
@@ -55,5 +61,6 @@ class AltFillDialog(ReportJobDialog):
         self.report_path = str(default_report_path(ext)) if ext else ""
         dry = self.dry_run.isChecked()
         self._start_job(AltFillJob(self.session, folder, self.recursive.isChecked(), self.include_empty.isChecked(),
-                                   dry, self.report_path, on_progress=self._progress, on_finished=self._finished),
+                                   dry, self.report_path, on_progress=self._progress, on_finished=self._finished,
+                                   epub_metadata=self.epub_metadata.isChecked()),
                         folder)
