@@ -10,6 +10,7 @@ import ast
 import csv
 import io
 import json
+from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 
@@ -45,8 +46,10 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_names(path: Path, package: str) -> set[str]:
-    """Every module name an import statement in the file names, relative imports made absolute."""
+def imported_names(path: Path, package: str, modules: Collection[str] = ()) -> set[str]:
+    """Every module name an import statement in the file names, relative imports made absolute.
+    "from capdesk.describe import ocr" names the module capdesk.describe.ocr when it is one of ``modules``;
+    "from x import f" names x."""
     targets: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -56,8 +59,7 @@ def imported_names(path: Path, package: str) -> set[str]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(up + ([node.module] if node.module else []))
-            targets.update(f"{base}.{a.name}" for a in node.names)
-            targets.add(base)
+            targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
     return targets
 
 
@@ -74,17 +76,7 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                # "from capdesk import ocr" imports the module capdesk.describe.ocr; "from x import f" imports x.
-                targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
+        targets = imported_names(path, package, modules)
         found = {owner(t) for t in targets if t.split(".")[0] in ("capdesk", "training")}
         graph[name] = {m for m in found if m and m != name}
     return graph
