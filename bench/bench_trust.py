@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -21,21 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from capdesk.describe.describer import DescribeOptions, Describer  # noqa: E402
+from capdesk.model.concepts import copy_without_concepts  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
-
-
-def without_trust(bundle: Path, dest: Path) -> Path:
-    shutil.copytree(bundle, dest)
-    m = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
-    for key in ("concepts", "grounding", "trust"):
-        m.pop(key, None)
-    for fn in ("concepts.onnx", "concepts.json"):
-        m["files"].pop(fn, None)
-        (dest / fn).unlink(missing_ok=True)
-    m["name"] = "baseline"
-    (dest / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
-    return dest
 
 
 def per_picture_ms(describer: Describer, paths: list[Path], batch: int, runs: int) -> float:
@@ -62,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = DescribeOptions(ocr="never")
     out: dict = {"pictures": len(paths), "runs": ns.runs}
     with tempfile.TemporaryDirectory() as tmp:
-        base = without_trust(Path(ns.model), Path(tmp) / "baseline")
+        base = copy_without_concepts(Path(ns.model), Path(tmp) / "baseline", "baseline")
         engines = {"baseline (no concepts, no trust)": Describer(str(base), provider="cpu", beam=3, options=opts,
                                                                  others=[]),
                    "shipped (concepts, grounding, trust)": Describer(ns.model, provider="cpu", beam=3, options=opts,

@@ -70,29 +70,13 @@ def default_bundle() -> Path:
     return p
 
 
-def without_trust(bundle: Path, dest: Path, name: str | None = None) -> Path:
-    """A copy of a bundle without its concept head, grounding and trust: it describes by the older
-    confidence rule (what tests of the session's mechanics, not of the trust rule, follow)."""
-    import json
-
-    shutil.copytree(bundle, dest)
-    m = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
-    for key in ("concepts", "grounding", "trust"):
-        m.pop(key, None)
-    for fn in ("concepts.onnx", "concepts.json"):
-        m["files"].pop(fn, None)
-        (dest / fn).unlink(missing_ok=True)
-    if name:
-        m["name"] = name
-    (dest / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
-    return dest
-
-
 @pytest.fixture(scope="session")
 def confidence_rule_models(tmp_path_factory, default_bundle) -> Path:
     """A models folder whose `everyday` is the shipped one without trust (CAPDESK_MODELS wins on a name)."""
+    from capdesk.model.concepts import copy_without_concepts
+
     folder = tmp_path_factory.mktemp("confidence-rule-models")
-    without_trust(default_bundle, folder / "everyday")
+    copy_without_concepts(default_bundle, folder / "everyday")
     return folder
 
 

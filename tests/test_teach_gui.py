@@ -82,15 +82,14 @@ def test_a_finished_fine_tune_is_not_made_the_model_in_use(verdict):
 
 
 def test_models_dialog_removes_a_taught_model_and_refuses_a_shipped_one(qtbot, monkeypatch, tmp_path, default_bundle):
-    from conftest import without_trust
-
     from capdesk.gui.dialogs import ModelsDialog
     from capdesk.gui.main_window import MainWindow
     from capdesk.model.bundle import discover
+    from capdesk.model.concepts import copy_without_concepts
     from capdesk.model.install import install
 
     monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
-    install(str(without_trust(default_bundle, tmp_path / "mine", name="mine")))
+    install(str(copy_without_concepts(default_bundle, tmp_path / "mine", name="mine")))
     w = MainWindow(Settings(speech="off", ocr="never", model="mine"))
     qtbot.addWidget(w)
     said = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,3 +67,23 @@ def load_concepts(bundle: Bundle, session: Callable[[str], Any]) -> Concepts | N
     if not isinstance(threshold, (int, float)) or not 0.0 < threshold < 1.0:
         raise BundleError(f"{where}: threshold must be between 0 and 1")
     return Concepts(session(sec["file"]), words, float(threshold), grounding)
+
+
+def copy_without_concepts(bundle: Path, dest: Path, name: str | None = None) -> Path:
+    """A copy of a bundle without its concept head, grounding and trust (its manifest's hashes kept for
+    the rest): it describes by the older confidence rule. The baseline of bench/bench_trust.py, and what
+    tests of the session's mechanics (not of the trust rule) run."""
+    import json
+    import shutil
+
+    shutil.copytree(bundle, dest)
+    m = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
+    for key in ("concepts", "grounding", "trust"):
+        m.pop(key, None)
+    for fn in ("concepts.onnx", "concepts.json"):
+        m["files"].pop(fn, None)
+        (dest / fn).unlink(missing_ok=True)
+    if name:
+        m["name"] = name
+    (dest / "manifest.json").write_text(json.dumps(m), encoding="utf-8")
+    return dest
