@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import needs_torch, run_cli
-
-
-def _option_help(text: str, option: str) -> str:
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().startswith(option))
-    said = [lines[start].strip()[len(option):]]
-    for line in lines[start + 1:]:
-        if not line.startswith(" " * 10) or line.strip().startswith("-"):
-            break
-        said.append(line)
-    return " ".join(" ".join(said).split())
+from test_first_day_cli import _option_help
 
 
 @needs_torch
