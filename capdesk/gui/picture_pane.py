@@ -4,27 +4,30 @@ the caption details and the alt text, with the buttons that act on them. It draw
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PIL import Image
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
-    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from capdesk.model.attention import overlay, strip
+from capdesk.imageio import ImageError, load_image
+from capdesk.model.attention import legend, overlay
 from capdesk.session import messages
-from capdesk.session.core import Picture
+from capdesk.session.core import Picture, PictureStatus
 
-from .qtutil import pil_to_qpixmap
-from .widgets import StatusLabel, button, named
+from .qtutil import QtRunner, pil_to_qpixmap
+from .widgets import AttentionStrip, StatusLabel, WordList, button, named
 
 WORDS_HELP = "Select a word to see where the model looked for it"
+STRIP_HINT = "Each word of the caption will show here with where the model looked for it"
+WAITING_SIZE = (1600, 1600)  # as large as the session's own preview: no sharper picture replaces it
 
 
 def details(p: Picture) -> str:
@@ -43,35 +46,77 @@ def details(p: Picture) -> str:
     return " · ".join(x for x in parts if x)
 
 
+def fit(img: Image.Image, width: int, height: int) -> Image.Image:
+    """``img`` scaled to fit inside width x height, its shape kept."""
+    scale = min(width / img.width, height / img.height)
+    return img.convert("RGB").resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))),
+                                     Image.BICUBIC)
+
+
+def with_note(pm: QPixmap, text: str, scale: QPixmap | None = None) -> QPixmap:
+    """``pm`` with ``text`` on a dark band along its foot, after ``scale`` (a colour scale, "less" to
+    "more"); the text wraps, and goes under the scale when both do not fit on one line."""
+    out = QPixmap(pm)
+    p = QPainter(out)
+    fm = p.fontMetrics()
+    pad, line = 8, fm.height()
+    width = max(1, out.width() - 2 * pad)
+    legend_w = 0 if scale is None else fm.horizontalAdvance("less more") + scale.width() + 12 + 2 * pad
+    beside = legend_w + fm.horizontalAdvance(text) <= width
+    flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+    text_w = width - legend_w if beside else width
+    text_h = fm.boundingRect(QRect(0, 0, text_w, 10 * line), flags, text).height()
+    legend_h = 0 if scale is None or beside else line + 4
+    band = QRect(0, out.height() - (legend_h + max(line, text_h) + 2 * pad // 2 + 4), out.width(), 0)
+    band.setBottom(out.height() - 1)
+    p.fillRect(band, QColor(0, 0, 0, 180))
+    p.setPen(QColor("white"))
+    x, y = pad, band.top() + 6
+    if scale is not None:
+        for word in ("less", None, "more"):
+            if word is None:
+                p.drawPixmap(x, y + (line - scale.height()) // 2, scale)
+                x += scale.width() + 6
+            else:
+                p.drawText(QRect(x, y, fm.horizontalAdvance(word) + 2, line), Qt.AlignmentFlag.AlignVCenter, word)
+                x += fm.horizontalAdvance(word) + 6
+        x, y = (x + pad, y) if beside else (pad, y + legend_h)
+    p.drawText(QRect(x, y, text_w, text_h), flags, text)
+    p.end()
+    return out
+
+
 class PicturePane(QWidget):
+    # Text for the screen reader: a word asked for in full from the Words list (Space, or Tab into it).
+    said = Signal(str)
+
     def __init__(self, actions: dict) -> None:
         super().__init__()
         self.picture: Picture | None = None
+        self._waiting = False  # the picture is being captioned: shown as it is, with a note
+        # A picture being captioned for the first time has no preview in the session yet; the pane
+        # loads one to show meanwhile (the picture, the image).
+        self._loaded: tuple[Picture, Image.Image | None] | None = None
+        self._runner = QtRunner()
         mv = QVBoxLayout(self)
         self.view = named(QLabel("Open a folder or an image (Ctrl+O)"), "Picture",
                           "The selected picture; with a word selected, where the model looked")
         self.view.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.view.setMinimumSize(320, 240)
+        self.view.setMinimumSize(320, 200)
         self.view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         mv.addWidget(self.view, 3)
         wl = QLabel("Wor&ds (select one to see where the model looked)")
-        self.words = named(QListWidget(), "Caption words", WORDS_HELP)
-        self.words.setFlow(QListWidget.Flow.LeftToRight)
-        self.words.setWrapping(True)
-        self.words.setMaximumHeight(70)
+        self.words = named(WordList(), "Caption words", WORDS_HELP)
         wl.setBuddy(self.words)
         self.words.currentRowChanged.connect(self._on_word)
+        self.words.asked.connect(self._say_word)
         mv.addWidget(wl)
         mv.addWidget(self.words)
         # The strip repeats, as pictures, what the Words list gives by keyboard: no Tab stop of its own,
         # and its words and places are its text alternative.
-        self.strip = named(QLabel(), "Attention strip")
-        self.strip_area = QScrollArea()
-        self.strip_area.setWidget(self.strip)
-        self.strip_area.setWidgetResizable(True)
-        self.strip_area.setMaximumHeight(150)
-        self.strip_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        named(self.strip_area, "Attention strip")
+        self.strip = AttentionStrip("Attention strip")
+        self.strip_area = self.strip.area
+        self.strip.picked.connect(self.words.setCurrentRow)
         mv.addWidget(self.strip_area)
         self.info = StatusLabel("Caption details")
         mv.addWidget(self.info)
@@ -79,7 +124,7 @@ class PicturePane(QWidget):
         self.alt = named(QPlainTextEdit(), "Alt text",
                          "The description of the picture; edit it and save to write the sidecars")
         self.alt.setTabChangesFocus(True)
-        self.alt.setMaximumHeight(110)
+        self.alt.setMaximumHeight(96)
         al.setBuddy(self.alt)
         mv.addWidget(al)
         mv.addWidget(self.alt)
@@ -98,7 +143,7 @@ class PicturePane(QWidget):
 
     # -- drawing -----------------------------------------------------------------------------
     def show_problem(self, p: Picture, text: str) -> None:
-        self.picture = p
+        self.picture, self._waiting = p, False
         self.view.setText(text)
         self.view.setAccessibleDescription(text)
         self.alt.setPlainText("")
@@ -106,16 +151,39 @@ class PicturePane(QWidget):
         self.info.setText(p.error)
 
     def show_waiting(self, p: Picture) -> None:
-        self.picture = p
-        self.view.setText(messages.captioning(p.name))
+        """The picture stays in view while it is captioned, with a note saying so."""
+        self.picture, self._waiting = p, True
         self.alt.setPlainText("")
         self._clear_words("")
         self.info.setText("")
+        if self._image(p) is None and p.path is not None and (self._loaded is None or self._loaded[0] is not p):
+            self._loaded = (p, None)
+            self._runner.run(self._load, p, on_done=self._on_loaded)
+        self.draw(None)
+
+    @staticmethod
+    def _load(p: Picture) -> tuple[Picture, Image.Image | None]:
+        try:
+            return p, load_image(p.path, draft_size=WAITING_SIZE)
+        except ImageError:
+            return p, None  # said when its captioning fails
+
+    def _on_loaded(self, result: tuple[Picture, Image.Image | None]) -> None:
+        p, img = result
+        if self._loaded is not None and self._loaded[0] is p:
+            self._loaded = result
+            if self.picture is p:
+                self.draw(None)
+
+    def _image(self, p: Picture) -> Image.Image | None:
+        if p.preview is not None or p.image is not None:
+            return p.preview if p.preview is not None else p.image
+        return self._loaded[1] if self._loaded is not None and self._loaded[0] is p else None
 
     def show_picture(self, p: Picture, keep_text: bool = False) -> None:
         """Draw a described picture; ``keep_text`` leaves the alt text box as it is. The box shows the
         person's unsaved draft for this picture when there is one, else its alt text."""
-        self.picture = p
+        self.picture, self._waiting = p, False
         d = p.described
         if not keep_text:
             self.alt.setPlainText(p.draft or p.alt_text)
@@ -133,7 +201,7 @@ class PicturePane(QWidget):
         self.words.clear()
         self.words.blockSignals(False)
         self.words.setAccessibleDescription(why or WORDS_HELP)
-        self.strip.clear()
+        self.strip.clear_words(why or STRIP_HINT)
         self.strip.setAccessibleDescription("")
 
     def _fill_words(self, p: Picture) -> None:
@@ -149,45 +217,70 @@ class PicturePane(QWidget):
         self.words.blockSignals(False)
         self.words.setAccessibleDescription(WORDS_HELP)
         self.strip.setAccessibleDescription("; ".join(f"{w}: {pl}" for w, pl in zip(cap.words, places)))
-        if p.preview is not None:
-            self.strip.setPixmap(pil_to_qpixmap(strip(p.preview, cap.words, cap.attention, cap.grid, tile=96,
-                                                      per_row=len(cap.words) + 1)))
+        img = self._image(p)
+        if img is None:
+            self.strip.clear_words(STRIP_HINT)
+            return
+        t = self.strip.tile
+        thumb = fit(img, round(t * 1.6), t)
+        self.strip.show_words(pil_to_qpixmap(thumb),
+                              [pil_to_qpixmap(overlay(thumb, cap.attention_map(i))) for i in range(len(cap.words))],
+                              list(cap.words))
 
     def draw(self, word: int | None) -> None:
+        """The picture as large as the view allows; with ``word``, where the model looked for it, in colour."""
         p = self.picture
-        if p is None or p.described is None:
+        if p is None or (p.described is None and not self._waiting):
             return
-        if p.preview is None:
-            self.view.setText("(no preview)")
+        img = self._image(p)
+        if img is None:
+            text = messages.captioning(p.name) if self._waiting else "(no preview)"
+            self.view.setText(text)
+            self.view.setAccessibleDescription(text)
             return
-        img = p.preview
-        cap = p.described.caption
-        if word is not None and cap is not None and 0 <= word < len(cap.words) and not p.withheld:
+        img = fit(img, max(1, self.view.width()), max(1, self.view.height()))
+        cap = p.described.caption if p.described is not None else None
+        note, scale = "", None
+        if self._waiting or p.status is PictureStatus.DESCRIBING:
+            note = messages.captioning(p.name)
+            self.view.setAccessibleDescription(note)
+        elif word is not None and cap is not None and 0 <= word < len(cap.words) and not p.withheld:
             img = overlay(img, cap.attention_map(word))
-            self.view.setAccessibleDescription(messages.attention(cap.words[word],
-                                                                  messages.where(cap.attention_map(word))))
+            note = messages.attention(cap.words[word], messages.where(cap.attention_map(word)))
+            self.view.setAccessibleDescription(note)
+            scale = pil_to_qpixmap(legend(64, self.fontMetrics().height()))
         else:
             self.view.setAccessibleDescription(p.alt_text or "The selected picture")
         pm = pil_to_qpixmap(img)
-        self.view.setPixmap(pm.scaled(self.view.size(), Qt.AspectRatioMode.KeepAspectRatio,
-                                      Qt.TransformationMode.SmoothTransformation))
+        self.view.setPixmap(with_note(pm, note, scale) if note else pm)
         self.view.setProperty("attention_word", -1 if word is None else word)
+        self.strip.select(word)
 
     def _on_word(self, row: int) -> None:
         self.draw(row if row >= 0 else None)
+
+    def word_said(self, row: int) -> str:
+        """Word ``row`` in full, as Ctrl+. says it: "Word 2 of 9, “cat”: looked centre"."""
+        n = self.words.count()
+        if not n or not 0 <= row < n:
+            why = self.words.accessibleDescription()
+            return why if why != WORDS_HELP else messages.NO_WORDS
+        item = self.words.item(row)
+        place = str(item.data(Qt.ItemDataRole.AccessibleDescriptionRole)).removeprefix("looked ")
+        return messages.attention_step(row, n, item.text(), place)
+
+    def _say_word(self, row: int) -> None:
+        self.said.emit(self.word_said(row))
 
     def step_word(self, delta: int) -> str:
         """Show the next (or previous) word's attention map; what is now shown, in words."""
         n = self.words.count()
         if not n:
-            why = self.words.accessibleDescription()
-            return why if why != WORDS_HELP else messages.NO_WORDS
+            return self.word_said(-1)
         row = self.words.currentRow()
         row = (row + delta) % n if row >= 0 else (0 if delta > 0 else n - 1)
         self.words.setCurrentRow(row)
-        item = self.words.item(row)
-        place = str(item.data(Qt.ItemDataRole.AccessibleDescriptionRole)).removeprefix("looked ")
-        return messages.attention_step(row, n, item.text(), place)
+        return self.word_said(row)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(ev)

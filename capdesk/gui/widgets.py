@@ -1,11 +1,22 @@
-"""Widgets every part of the window uses: named controls, and status text a screen reader can read."""
+"""Widgets of the window: named controls, status text a screen reader can read, and the picture pane's
+list of caption words and strip of attention maps."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex
-from PySide6.QtWidgets import QAbstractButton, QLabel, QListWidget, QPushButton, QWidget
+from PySide6.QtCore import QModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QLabel,
+    QListView,
+    QListWidget,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QWidget,
+)
 
 
 def named(w: QWidget, name: str, desc: str = "") -> QWidget:
@@ -71,3 +82,165 @@ class GuardedList(QListWidget):
         if target.isValid() and target != self.currentIndex() and not self.may_leave(target):
             return self.currentIndex()
         return target
+
+
+# The focus came in by a key (Tab, Shift+Tab, the label's Alt+letter), not by a click or the window
+# coming back to the front, which a screen reader already reads by itself.
+KEYBOARD_FOCUS = (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason,
+                  Qt.FocusReason.ShortcutFocusReason)
+
+
+class WordList(QListWidget):
+    """A caption's words side by side, as high as its rows of words and no higher.
+
+    ``asked(row)`` asks for the current word to be said in full ("Word 2 of 9, ..."): on Space, which
+    a one-choice list otherwise swallows in silence, and when the focus comes in by a key, where a
+    screen reader reads the entry without its place among the words. -1: Space with no words.
+    """
+
+    asked = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFlow(QListView.Flow.LeftToRight)
+        self.setWrapping(True)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.model().rowsInserted.connect(self._refit)
+        self.model().rowsRemoved.connect(self._refit)
+        self.model().modelReset.connect(self._refit)
+        self.fit_height()
+
+    def keyPressEvent(self, ev: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        if ev.key() == Qt.Key.Key_Space and not ev.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            if self.count() and self.currentRow() < 0:
+                self.setCurrentRow(0)
+            self.asked.emit(self.currentRow())
+            ev.accept()
+            return
+        super().keyPressEvent(ev)
+
+    def focusInEvent(self, ev: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
+        super().focusInEvent(ev)
+        if ev.reason() in KEYBOARD_FOCUS and self.count():
+            if self.currentRow() < 0:
+                self.setCurrentRow(0)
+            # Once the focus change is over: the announcer then knows the focus has just moved and lets
+            # the screen reader read the entry first.
+            QTimer.singleShot(0, self._ask_if_focused)
+
+    def _ask_if_focused(self) -> None:
+        if self.hasFocus() and self.currentRow() >= 0:
+            self.asked.emit(self.currentRow())
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(ev)
+        self._refit()
+
+    def _refit(self, *_) -> None:
+        QTimer.singleShot(0, self.fit_height)  # after Qt has laid the entries out again
+
+    def fit_height(self) -> None:
+        """As high as the rows the words wrap into (one row when there are none)."""
+        row_h = max(self.sizeHintForRow(0), self.fontMetrics().height() + 6)
+        bottom = row_h
+        for i in range(self.count()):
+            r = self.visualItemRect(self.item(i))
+            bottom = max(bottom, r.bottom() + 1 + self.verticalOffset())
+        rows_h = min(bottom, 4 * row_h)  # longer than four rows: the list scrolls
+        h = rows_h + 2 * self.frameWidth() + 4
+        if h != self.height() or self.minimumHeight() != h:
+            self.setFixedHeight(h)
+
+
+class AttentionStrip(QLabel):
+    """The picture, then every word of the caption under its own small attention map, drawn in one row.
+
+    Each word is written in full under its map (a long word widens its column) and the whole row
+    is as high as a map and a line of text; ``area`` scrolls it sideways when it is wider than the
+    window. The selected word's column is drawn in the highlight colour. A click on a column asks
+    for that word (``picked``). No Tab stop: the Words list gives the same by keyboard.
+    """
+
+    picked = Signal(int)
+    PAD = 4
+
+    def __init__(self, name: str, tile: int = 80) -> None:
+        super().__init__()
+        self.tile = tile
+        self.setAccessibleName(name)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.area = QScrollArea()
+        self.area.setWidget(self)
+        self.area.setWidgetResizable(False)
+        self.area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.area.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.area.setAccessibleName(name)
+        self._thumbs: list[QPixmap] = []
+        self._words: list[str] = []
+        self.columns: list[QRect] = []  # each tile's column, the picture's first
+        self.labels: list[QRect] = []  # where each label's text is drawn, the picture's first
+        self.selected: int | None = None
+        self.area.setFixedHeight(self.strip_height() + self.area.horizontalScrollBar().sizeHint().height()
+                                 + 2 * self.area.frameWidth())
+        self.clear_words()
+
+    def strip_height(self) -> int:
+        return self.PAD + self.tile + self.PAD + self.fontMetrics().height() + self.PAD
+
+    def clear_words(self, hint: str = "") -> None:
+        self._thumbs, self._words, self.columns, self.labels, self.selected = [], [], [], [], None
+        self.clear()
+        self.setText(hint)
+        self.setFixedSize(max(1, self.fontMetrics().horizontalAdvance(hint) + 2 * self.PAD), self.strip_height())
+
+    def show_words(self, picture: QPixmap, maps: list[QPixmap], words: list[str], first: str = "picture") -> None:
+        """``picture`` as it is, then ``maps[i]`` labelled ``words[i]``; every pixmap ``tile`` high."""
+        self._thumbs, self._words, self.selected = [picture, *maps], [first, *words], None
+        self._paint()
+
+    def select(self, word: int | None) -> None:
+        """Highlight word ``word`` (None: no word) and scroll it into view."""
+        self.selected = word
+        if self._thumbs:
+            self._paint()
+            if word is not None and 0 <= word + 1 < len(self.columns):
+                c = self.columns[word + 1]
+                self.area.ensureVisible(c.center().x(), c.center().y(), c.width() // 2 + self.PAD, 0)
+
+    def _paint(self) -> None:
+        fm = self.fontMetrics()
+        widths = [max(pm.width(), fm.horizontalAdvance(w) + 2 * self.PAD)
+                  for pm, w in zip(self._thumbs, self._words)]
+        h = self.strip_height()
+        pm = QPixmap(sum(widths) + self.PAD * (len(widths) + 1), h)
+        pal = self.palette()
+        pm.fill(pal.color(QPalette.ColorRole.Window))
+        painter = QPainter(pm)
+        self.columns, self.labels = [], []
+        x = self.PAD
+        for k, (thumb, word, w) in enumerate(zip(self._thumbs, self._words, widths)):
+            col = QRect(x - self.PAD // 2, 0, w + self.PAD, h)
+            chosen = self.selected is not None and k == self.selected + 1
+            if chosen:
+                painter.fillRect(col, pal.color(QPalette.ColorRole.Highlight))
+            painter.drawPixmap(x + (w - thumb.width()) // 2, self.PAD, thumb)
+            label = QRect(x, self.PAD + self.tile + self.PAD, w, fm.height())
+            role = QPalette.ColorRole.HighlightedText if chosen else QPalette.ColorRole.WindowText
+            painter.setPen(pal.color(role))
+            painter.drawText(label, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, word)
+            self.columns.append(col)
+            self.labels.append(label)
+            x += w + self.PAD
+        painter.end()
+        self.setPixmap(pm)
+        self.setFixedSize(pm.size())
+
+    def mousePressEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
+        for k, col in enumerate(self.columns):
+            if k and col.contains(ev.position().toPoint()):
+                self.picked.emit(k - 1)
+                return
+        super().mousePressEvent(ev)
