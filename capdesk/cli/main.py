@@ -27,6 +27,7 @@ from capdesk.cli.common import (
     positive_int,
 )
 from capdesk.cli.screen import add_parser as add_screen_parser
+from capdesk.cli.service import add_parser as add_service_parser
 from capdesk.training_hint import training_missing
 
 __all__ = ["EXIT_OK", "EXIT_SOME_FAILED", "EXIT_USAGE", "build_parser", "main", "training_missing"]
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_alt_fill_parser(sub)
     add_screen_parser(sub)
+    add_service_parser(sub)
 
     p = sub.add_parser("gui", help="open the desktop application",
                        description="Open the desktop application, at PATH (a folder or an image) if given.")
@@ -271,6 +273,10 @@ def _dispatch(argv: list[str]) -> int:
         from capdesk.cli.screen import cmd_screen
 
         return cmd_screen(ns)
+    if ns.command == "service":
+        from capdesk.cli.service import cmd_service
+
+        return cmd_service(ns, build_parser)
     if ns.command == "models":
         from capdesk.cli.models import cmd_models
 

@@ -14,9 +14,19 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
-from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, describe_args, error, model_args
+from capdesk.cli.common import (
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_USAGE,
+    describe_args,
+    error,
+    model_args,
+    open_engine,
+)
 
 SPEECH_WAIT_S = 30.0  # plus a second for every 15 characters: espeak-ng's pace at its default rate
 
@@ -56,22 +66,48 @@ def add_parser(sub) -> None:
     p.set_defaults(ocr="always")  # the words on screen are often all there is to say
 
 
-def cmd_screen(ns: argparse.Namespace) -> int:
-    from capdesk.screen import speechd
+class Speech(Protocol):
+    """Who says the outcome: this process (``capdesk screen``) or the service, which goes on speaking
+    after the command's process has ended."""
 
-    env = dict(os.environ)
+    def stop(self, env: dict[str, str]) -> None:
+        """Stop the description still being said: the key was pressed again."""
+
+    def say(self, text: str, env: dict[str, str]) -> str | None:
+        """Say ``text``; why it could not be said, or None."""
+
+
+class _SpeakHere:
+    def stop(self, env: dict[str, str]) -> None:
+        from capdesk.screen import speechd
+
+        speechd.stop_previous(env)
+
+    def say(self, text: str, env: dict[str, str]) -> str | None:
+        return _speak(text, env)
+
+
+def cmd_screen(ns: argparse.Namespace) -> int:
+    return run(ns, dict(os.environ), open_engine, _SpeakHere())
+
+
+def run(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.Namespace], Any],
+        speech: Speech) -> int:
+    """``capdesk screen`` with these options, in the session ``env`` (its display, accessibility bus and
+    speech), the describer from ``engine`` (None once it said why it cannot open one); the exit status."""
     if ns.speak:
-        speechd.stop_previous(env)  # at once: the key was pressed again, the old description is done with
-    status, text = _describe(ns, env)
+        speech.stop(env)  # at once: the key was pressed again, the old description is done with
+    status, text = _describe(ns, env, engine)
     if ns.speak and text:
-        why = _speak(text, env)
+        why = speech.say(text, env)
         if why:
             error(why)
             status = status or EXIT_SOME_FAILED
     return status
 
 
-def _describe(ns: argparse.Namespace, env: dict[str, str]) -> tuple[int, str]:
+def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.Namespace], Any]
+              ) -> tuple[int, str]:
     """Capture, describe, print; the exit status and what to say."""
     from capdesk.screen.capture import CaptureError, refusal
 
@@ -84,9 +120,7 @@ def _describe(ns: argparse.Namespace, env: dict[str, str]) -> tuple[int, str]:
     except CaptureError as exc:
         error(str(exc))
         return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
-    from capdesk.cli.common import open_engine
-
-    describer = open_engine(ns)
+    describer = engine(ns)
     if describer is None:
         return EXIT_USAGE, "CapDesk could not open its model."
     saved = _save_png(cap.image, Path(ns.save)) if ns.save else None

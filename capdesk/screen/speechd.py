@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -202,3 +203,49 @@ def release(path: Path | None) -> None:
     with contextlib.suppress(OSError, ValueError):
         if int(path.read_text().strip()) == os.getpid():
             path.unlink()
+
+
+class Background:
+    """Speech that goes on after the request that asked for it was answered (``capdesk service``): one
+    text at a time, each new one (a new key press) cancelling the one before, as a new
+    ``capdesk screen --speak`` stops the old process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._current: Dispatcher | None = None
+
+    def speak(self, conn: Dispatcher, text: str, timeout: float) -> None:
+        """Hand ``text`` to speech-dispatcher on ``conn`` (which this then owns) and return once it was
+        queued; SpeechdUnavailable or OSError when it did not take the text."""
+        self.stop()
+        try:
+            msg = conn.say(text)
+        except BaseException:
+            conn.close()
+            raise
+        with self._lock:
+            self._current = conn
+        threading.Thread(target=self._until_spoken, args=(conn, msg, timeout), daemon=True,
+                         name="capdesk-speechd").start()
+
+    def _until_spoken(self, conn: Dispatcher, msg: str, timeout: float) -> None:
+        with contextlib.suppress(OSError, SpeechdUnavailable):
+            conn.wait(msg, timeout)
+        with self._lock:
+            if self._current is conn:
+                self._current = None
+            conn.close()
+
+    def stop(self) -> None:
+        """Cancel what is being said, if anything (only CapDesk's: the screen reader's goes on)."""
+        with self._lock:
+            conn, self._current = self._current, None
+            if conn is not None:
+                # Sent raw: the thread waiting for the end reads the replies on this connection.
+                with contextlib.suppress(OSError):
+                    conn.sock.sendall(b"CANCEL self\r\n")
+
+    @property
+    def speaking(self) -> bool:
+        with self._lock:
+            return self._current is not None
