@@ -124,8 +124,9 @@ class WordList(QListWidget):
     def focusInEvent(self, ev: QFocusEvent) -> None:  # noqa: N802 (Qt's name)
         super().focusInEvent(ev)
         if ev.reason() in KEYBOARD_FOCUS and self.count():
-            if self.currentRow() < 0:
-                self.setCurrentRow(0)
+            row = max(self.currentRow(), 0)
+            if not self.item(row).isSelected():  # Qt makes the first entry current without selecting it
+                self.setCurrentRow(row)
             # Once the focus change is over: the announcer then knows the focus has just moved and lets
             # the screen reader read the entry first.
             QTimer.singleShot(0, self._ask_if_focused)
