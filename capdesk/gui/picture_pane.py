@@ -20,14 +20,13 @@ from PySide6.QtWidgets import (
 from capdesk.imageio import ImageError, load_image
 from capdesk.model.attention import legend, overlay
 from capdesk.session import messages
-from capdesk.session.core import Picture, PictureStatus
+from capdesk.session.core import PREVIEW_SIZE, Picture, PictureStatus
 
 from .qtutil import QtRunner, pil_to_qpixmap
 from .widgets import AttentionStrip, StatusLabel, WordList, button, named
 
 WORDS_HELP = "Select a word to see where the model looked for it"
 STRIP_HINT = "Each word of the caption will show here with where the model looked for it"
-WAITING_SIZE = (1600, 1600)  # as large as the session's own preview: no sharper picture replaces it
 
 
 def details(p: Picture) -> str:
@@ -164,7 +163,7 @@ class PicturePane(QWidget):
     @staticmethod
     def _load(p: Picture) -> tuple[Picture, Image.Image | None]:
         try:
-            return p, load_image(p.path, draft_size=WAITING_SIZE)
+            return p, load_image(p.path, draft_size=PREVIEW_SIZE)
         except ImageError:
             return p, None  # said when its captioning fails
 

@@ -171,7 +171,6 @@ class AttentionStrip(QLabel):
         super().__init__()
         self.tile = tile
         self.setAccessibleName(name)
-        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.area = QScrollArea()
         self.area.setWidget(self)
         self.area.setWidgetResizable(False)
@@ -194,8 +193,11 @@ class AttentionStrip(QLabel):
     def clear_words(self, hint: str = "") -> None:
         self._thumbs, self._words, self.columns, self.labels, self.selected = [], [], [], [], None
         self.clear()
+        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)  # a hint, not content
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.setIndent(2 * self.PAD)
         self.setText(hint)
-        self.setFixedSize(max(1, self.fontMetrics().horizontalAdvance(hint) + 2 * self.PAD), self.strip_height())
+        self.setFixedSize(max(1, self.fontMetrics().horizontalAdvance(hint) + 4 * self.PAD), self.strip_height())
 
     def show_words(self, picture: QPixmap, maps: list[QPixmap], words: list[str], first: str = "picture") -> None:
         """``picture`` as it is, then ``maps[i]`` labelled ``words[i]``; every pixmap ``tile`` high."""
@@ -236,6 +238,9 @@ class AttentionStrip(QLabel):
             self.labels.append(label)
             x += w + self.PAD
         painter.end()
+        self.setForegroundRole(QPalette.ColorRole.WindowText)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setIndent(0)
         self.setPixmap(pm)
         self.setFixedSize(pm.size())
 
