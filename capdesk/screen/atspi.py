@@ -6,8 +6,10 @@ only) to the object whose state says FOCUSED. Plain D-Bus calls through jeepney 
 toolkit bindings (pyatspi, gi) belong to the system's Python, not to the one CapDesk runs in.
 
 When the focused object is a link, a button or a cell holding a picture, the picture is what the user
-means, so its rectangle is taken; when the focused object has no size (a link around a block image),
-the rectangle of its children is.
+means, so its rectangle is taken (unless the picture is a small icon beside the holder's own text); when
+an object has no size (a link around a block image, as Firefox reports it, or an empty section), the
+rectangle of its children is. What is taken is cut to the part showing through the window and the
+scrolled views around it: a photo half scrolled out of view must not bring the toolbar above it along.
 """
 
 from __future__ import annotations
@@ -37,12 +39,24 @@ MAX_VISITED = 5000  # objects looked at before giving up (a web page has thousan
 MAX_CHILDREN = 400  # of one object (a table or list managing its own thousands of rows)
 CALL_TIMEOUT_S = 1.0  # one unresponsive program must not hold the key press for long
 INSIDE_DEPTH = 4  # how deep a picture is looked for inside a link or a button
+# The picture stands for its holder when it covers at least this share of both together: a photo in a link
+# does (Firefox gives the link only its line's height, or no size at all), a 12-pixel icon on a button
+# beside the button's words does not.
+PICTURE_SHARE = 0.25
+# Ancestors whose rectangle is the visible view: what lies outside them is scrolled away or off the window.
+VIEWS = frozenset({"frame", "window", "dialog", "internal frame", "scroll pane", "viewport"})
+MAX_ANCESTORS = 64
+SIZE_RETRY_S = 0.1
 
 Ref = tuple[str, str]  # (bus name, object path): one accessible object
 
 
 class AtspiError(Exception):
     """Why the focused object cannot be found, in one line for the user."""
+
+
+class NoSize(AtspiError):
+    """The focused object has no rectangle on screen (yet, or scrolled away)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +168,14 @@ class Bus:
         except (DBusErrorResponse, TimeoutError):
             return ""
 
+    def parent(self, ref: Ref) -> Ref | None:
+        msg = Properties(DBusAddress(ref[1], bus_name=ref[0], interface=ACCESSIBLE)).get("Parent")
+        try:
+            bus_name, path = unwrap_msg(self.conn.send_and_get_reply(msg, timeout=CALL_TIMEOUT_S))[0][1]
+        except (DBusErrorResponse, TimeoutError, ValueError):
+            return None
+        return None if path in ("/org/a11y/atspi/null", ROOT_PATH) else (str(bus_name), str(path))
+
     def extents(self, ref: Ref) -> Rect:
         try:
             x, y, w, h = self.call(ref, COMPONENT, "GetExtents", "u", (COORDS_SCREEN,))[0]
@@ -183,11 +205,12 @@ def find_focused(bus: Bus, deadline: float) -> Ref | None:
             st = _states(bus, win)
             (active if _has(st, STATE_ACTIVE) else rest).append(win)
     budget = [MAX_VISITED]
+    hidden: list[Ref] = []
     for top in active + rest:
-        found = _walk(bus, top, deadline, budget)
+        found = _walk(bus, top, deadline, budget, hidden)
         if found is not None:
             return found
-    return None
+    return hidden[0] if hidden else None
 
 
 def _children(bus: Bus, ref: Ref) -> list[Ref]:
@@ -204,16 +227,24 @@ def _states(bus: Bus, ref: Ref) -> int:
         return 1 << STATE_DEFUNCT
 
 
-def _walk(bus: Bus, top: Ref, deadline: float, budget: list[int]) -> Ref | None:
+def _walk(bus: Bus, top: Ref, deadline: float, budget: list[int], hidden: list[Ref]) -> Ref | None:
+    """The focused object on screen under ``top``; a focused one that is not SHOWING goes into ``hidden``."""
     stack = [top]
     while stack and budget[0] > 0 and time.monotonic() < deadline:
         ref = stack.pop()
         budget[0] -= 1
         st = _states(bus, ref)
-        if _has(st, STATE_DEFUNCT) or (ref != top and not _has(st, STATE_SHOWING)):
-            continue  # what is not on screen holds no focus the user can see
+        if _has(st, STATE_DEFUNCT):
+            continue
+        showing = ref == top or _has(st, STATE_SHOWING)
         if _has(st, STATE_FOCUSED):
-            return ref
+            if showing:
+                return ref
+            # A link whose line is scrolled away while the photo inside it still shows is not SHOWING in
+            # Firefox: kept, in case nothing on screen says it has the focus.
+            hidden.append(ref)
+        if not showing:
+            continue  # what is not on screen (a tab in the background) holds no focus the user can see
         kids = _children(bus, ref)
         if _has(st, STATE_MANAGES_DESCENDANTS):
             kids = kids[:MAX_CHILDREN]
@@ -244,21 +275,52 @@ def _picture_inside(bus: Bus, ref: Ref) -> tuple[Ref, Rect] | None:
     return best
 
 
-def target_of(bus: Bus, ref: Ref) -> Target:
-    """What to capture for the focused object ``ref``: the picture it holds, itself, or its children."""
-    focused = Target(bus.role(ref), bus.name(ref), bus.extents(ref))
-    if focused.role in HOLDERS:
-        inside = _picture_inside(bus, ref)
-        if inside is not None:
-            kid, rect = inside
-            return Target(bus.role(kid), bus.name(kid), rect, holder=focused)
-    if focused.rect.empty:
+def _extent(bus: Bus, ref: Ref, depth: int = INSIDE_DEPTH) -> Rect:
+    """``ref``'s rectangle, or where it has none, the rectangle around its children's."""
+    rect = bus.extents(ref)
+    if rect.empty and depth > 0:
         rect = Rect(0, 0, 0, 0)
         for kid in _children(bus, ref)[:MAX_CHILDREN]:
-            rect = rect.union(bus.extents(kid))
-        focused.rect = rect
+            rect = rect.union(_extent(bus, kid, depth - 1))
+    return rect if not rect.empty else Rect(0, 0, 0, 0)
+
+
+def _view(bus: Bus, ref: Ref) -> Rect | None:
+    """The part of the screen through which ``ref`` can be seen: its window cut by the scrolled views
+    around it (None when no ancestor says)."""
+    view: Rect | None = None
+    for _ in range(MAX_ANCESTORS):
+        parent = bus.parent(ref)
+        if parent is None:
+            break
+        ref = parent
+        try:
+            role = bus.role(ref)
+        except (DBusErrorResponse, TimeoutError):
+            break
+        if role in VIEWS:
+            r = bus.extents(ref)
+            if not r.empty:
+                view = r if view is None else view.intersect(r)
+    return view
+
+
+def target_of(bus: Bus, ref: Ref) -> Target:
+    """What to capture for the focused object ``ref``: the picture it holds, itself, or its children."""
+    focused = Target(bus.role(ref), bus.name(ref), _extent(bus, ref))
+    view = _view(bus, ref)
+    if focused.role in HOLDERS:
+        inside = _picture_inside(bus, ref)
+        if inside is not None and inside[1].area >= PICTURE_SHARE * focused.rect.union(inside[1]).area:
+            kid, rect = inside
+            shown = rect if view is None else rect.intersect(view)
+            if not shown.empty:
+                return Target(bus.role(kid), bus.name(kid), shown, holder=focused)
+    if view is not None and not focused.rect.empty:
+        focused.rect = focused.rect.intersect(view)
     if focused.rect.empty:
-        raise AtspiError(f"the focused {focused.role} {focused.name!r} has no size on screen")
+        raise NoSize(f"the focused {focused.role} {focused.name!r} has no size on screen (is it scrolled "
+                         "out of view?)")
     return focused
 
 
@@ -267,11 +329,18 @@ def focus_target(env: Mapping[str, str] | None = None, timeout: float = 5.0) -> 
     env = os.environ if env is None else env
     deadline = time.monotonic() + timeout
     with Bus(bus_address(env)) as bus:
-        ref = find_focused(bus, deadline)
-        if ref is None:
-            raise AtspiError("no program told the accessibility bus what has the keyboard focus (is accessibility "
-                             "turned on for it?); --window describes the active window")
-        try:
-            return target_of(bus, ref)
-        except (DBusErrorResponse, TimeoutError) as exc:
-            raise AtspiError(f"the focused object went away while it was asked about ({_short(exc)})") from None
+        while True:
+            ref = find_focused(bus, deadline)
+            if ref is None:
+                raise AtspiError("no program told the accessibility bus what has the keyboard focus (is "
+                                 "accessibility turned on for it?); --window describes the active window")
+            try:
+                return target_of(bus, ref)
+            except (DBusErrorResponse, TimeoutError) as exc:
+                raise AtspiError(f"the focused object went away while it was asked about ({_short(exc)})") from None
+            except NoSize:
+                # Firefox tells where things are a moment after it tells the focus moved (its content
+                # process sends the sizes on): asked again while there is time.
+                if time.monotonic() + SIZE_RETRY_S > deadline:
+                    raise
+                time.sleep(SIZE_RETRY_S)
