@@ -44,6 +44,9 @@ class Settings:
     tags: str = "auto"
     ocr: str = "auto"
     last_folder: str = ""
+    # The key that runs `capdesk screen --focus --speak` from anywhere, in GNOME's notation ("<Super>d");
+    # "" = none. The Settings dialog also binds it in GNOME; a desktop without GNOME's settings reads it here.
+    screen_shortcut: str = ""
 
     @staticmethod
     def path() -> Path:
@@ -177,6 +180,17 @@ def _lang(v: Any) -> str:
     raise ValueError("must be a language tag such as en or pt-BR")
 
 
+def _shortcut(v: Any) -> str:
+    from capdesk.screen.shortcut import ShortcutError, normalize
+
+    if not isinstance(v, str):
+        raise ValueError("has the wrong type (a key such as <Super>d expected)")
+    try:
+        return normalize(v)
+    except ShortcutError as exc:
+        raise ValueError(f"is not a key that can be bound: {exc}") from None
+
+
 def _folders(v: Any) -> list[str]:
     if not isinstance(v, list) or len(v) > limits.WATCH_FOLDERS_MAX:
         raise ValueError(f"must be a list of at most {limits.WATCH_FOLDERS_MAX} folders")
@@ -204,6 +218,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "tags": _choice(limits.TAGS_MODES),
     "ocr": _choice(limits.OCR_MODES),
     "last_folder": _text(4096),
+    "screen_shortcut": _shortcut,
 }
 
 

@@ -1,7 +1,9 @@
-"""Settings: the model's engine, speech (mode, voice, rate, volume), sidecars, review threshold, clipboard."""
+"""Settings: the model's engine, speech (mode, voice, rate, volume), sidecars, review threshold, clipboard,
+and the key that describes the focused picture from anywhere."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -11,14 +13,17 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QSpinBox,
     QWidget,
 )
 
 from capdesk import limits
+from capdesk.screen import shortcut
 from capdesk.session.settings import Settings
 
 from ..widgets import named
+from .common import PathEdit
 
 SPEECH_MODES = {
     "auto": "Screen reader when one runs, else CapDesk's voice",
@@ -28,6 +33,10 @@ SPEECH_MODES = {
 }
 DEFAULT_VOICE = "System default voice"
 MODEL_BEAM = "Each model's own"
+SHORTCUT_NAME = "Key that describes the focused picture"
+SHORTCUT_HELP = ("Pressing this key anywhere runs capdesk screen --focus --speak: CapDesk says what the picture "
+                 "with the keyboard focus shows. Write it as GNOME does, e.g. <Super>d or <Control><Alt>p; "
+                 "leave it empty for no key.")
 
 
 class SettingsDialog(QDialog):
@@ -93,6 +102,16 @@ class SettingsDialog(QDialog):
         self.threshold.setValue(settings.confidence_threshold)
         self.clipboard = add("Caption cl&ipboard images:", QCheckBox(), "Caption clipboard images")
         self.clipboard.setChecked(settings.clipboard)
+        # A plain text edit, not a QLineEdit, which Orca reads one character short ("<Super>" for "<Super>d").
+        # A key bound by install-user.sh --shortcut, not yet in the settings, is shown as the one in use.
+        self._key_before = settings.screen_shortcut or shortcut.current() or ""
+        self.shortcut = add("Screen description &key:", PathEdit(self._key_before), SHORTCUT_NAME)
+        self.shortcut.setAccessibleDescription(SHORTCUT_HELP)
+        self.shortcut.setToolTip(SHORTCUT_HELP)
+        about_key = QLabel(SHORTCUT_HELP)
+        about_key.setTextFormat(Qt.TextFormat.PlainText)  # "<Super>" is a key, not a tag
+        about_key.setWordWrap(True)
+        form.addRow(about_key)
         self.changes: list[str] = []  # what the person changed, in words, once accepted
         self._before = self._shown()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -112,11 +131,18 @@ class SettingsDialog(QDialog):
                 out[w.accessibleName()] = w.text()
             elif isinstance(w, QCheckBox):
                 out[w.accessibleName()] = "on" if w.isChecked() else "off"
-            elif isinstance(w, QLineEdit) and w.accessibleName():
+            elif isinstance(w, (QLineEdit, PathEdit)) and w.accessibleName():
                 out[w.accessibleName()] = w.text()
         return out
 
     def accept(self) -> None:
+        try:
+            key = shortcut.normalize(self.shortcut.text())
+        except shortcut.ShortcutError as exc:
+            QMessageBox.warning(self, "Settings", f"The key cannot be used: {exc}.")
+            self.shortcut.setFocus()
+            return  # the dialog stays open on the field to correct
+        self.shortcut.setText(key)
         after = self._shown()
         self.changes = [f"{k}: {v}" for k, v in after.items() if self._before.get(k) != v]
         s = self.s
@@ -132,4 +158,14 @@ class SettingsDialog(QDialog):
         s.lang = self.lang.text().strip() or "en"
         s.confidence_threshold = self.threshold.value()
         s.clipboard = self.clipboard.isChecked()
+        s.screen_shortcut = key
+        if key != self._key_before:
+            self.changes.append(self._bind(key))
         super().accept()
+
+    def _bind(self, key: str) -> str:
+        """GNOME's binding made to agree with the key; what happened, in words for the confirmation."""
+        try:
+            return shortcut.apply(key)
+        except shortcut.ShortcutError as exc:
+            return f"the key is saved, but GNOME's shortcut was not changed ({exc})"
