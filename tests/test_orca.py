@@ -126,5 +126,6 @@ def test_batch_outcome_is_spoken(heard):
     batch = _said_between(steps, "key alt+s", None)
     outcomes = [t for t in batch if t.startswith("Batch export finished: ")]
     assert len(outcomes) == 1, batch
-    assert "alt text written" in outcomes[0] and "capdesk-report.html" in outcomes[0]
+    assert f"{len(PICTURES)} alt texts written" in outcomes[0] and "Report: pictures " in outcomes[0]
+    assert not list(folder.glob("*.html"))  # the report is kept in CapDesk's folder, not published with the pictures
     assert len(list(folder.glob("*.txt"))) == len(PICTURES)  # and it did what it said

@@ -222,7 +222,7 @@ def test_batch_job_speaks_milestones_and_outcome_and_updates_the_list(settings_f
     said = rec.texts(Kind.RESULT)
     milestones = [t for t in said if t.startswith("Batch export: ")]
     assert milestones == ["Batch export: 3 of 12 done", "Batch export: 6 of 12 done", "Batch export: 9 of 12 done"]
-    assert said[-1] == finished[0] == "Batch export finished: 12 alt text written. Report: report.json " \
+    assert said[-1] == finished[0] == "Batch export finished: 12 alt texts written. Report: report.json " \
                                       "(Open report, Alt+P)"
     assert {p.status for p in s.pictures.values()} == {PictureStatus.WRITTEN}  # the list shows what was written
     assert BatchJob(s, s.writer, d / "nowhere").start() is False and rec.texts()[-1].endswith(": not a folder")
@@ -240,7 +240,7 @@ def test_where_the_model_looked_in_words():
 
 
 def test_messages_say_what_happened_in_words():
-    assert messages.batch_counts({"captioned": 2, "failed": 1, "skipped": 0}) == "2 alt text written, 1 failed"
+    assert messages.batch_counts({"captioned": 2, "failed": 1, "skipped": 0}) == "2 alt texts written, 1 failed"
     assert messages.batch_milestone(2, 12, 0) is None and messages.batch_milestone(3, 12, 2) is not None
     assert messages.batch_milestone(4, 12, 3) is None and messages.batch_milestone(3, 5, 0) is None
     assert messages.description("", "no caption") == ("No alt text: no caption. Write one in the Alt text box "

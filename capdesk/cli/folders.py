@@ -147,8 +147,8 @@ def cmd_batch(ns: argparse.Namespace) -> int:
         bar.close()
     if ns.report:
         write_report(result, Path(ns.report))
-    print(f"capdesk: {result.summary()} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else ""),
-          file=sys.stderr)
+    # Of the alt texts written, how many are empty and how many need review: '3 captioned' alone hides them.
+    print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_SOME_FAILED if result.failed else EXIT_OK

@@ -21,8 +21,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from capdesk.describe.describer import Described, Describer
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
 from capdesk.model.engine import expand_paths
 from capdesk.safe_files import cannot_write_in
+from capdesk.sidecars.ledger import recorded_review
 from capdesk.sidecars.writer import SidecarWriter, WriteOutcome, atomic_write, read_alt_text
 from capdesk.status import RowStatus, WriteStatus
 
@@ -49,6 +51,7 @@ class BatchResult:
     rows: list[Row]
     interrupted: bool = False
     seconds: float = 0.0
+    total: int = 0  # the pictures found; a cancelled run has rows for fewer
 
     @property
     def failed(self) -> list[Row]:
@@ -60,9 +63,65 @@ class BatchResult:
             out[str(r.status)] = out.get(str(r.status), 0) + 1
         return out
 
+    def tally(self) -> dict[str, int]:
+        """What a person needs to know of the outcome: alt texts written, and of those how many are empty
+        and how many need review; the pictures skipped (and of those, needing review), kept, failed;
+        how many were found (``listed``) and how many were done."""
+        t = dict.fromkeys(TALLY_KEYS, 0)
+        for r in self.rows:
+            if r.status == RowStatus.CAPTIONED:
+                t["written"] += 1
+                t["empty"] += not r.alt_text.strip()
+                t["review"] += bool(r.needs_review)
+            elif r.status == RowStatus.SKIPPED:
+                t["skipped"] += 1
+                t["skipped_review"] += bool(r.needs_review)
+            elif r.status == RowStatus.KEPT:
+                t["kept"] += 1
+            else:
+                t["failed"] += 1
+        t["done"] = len(self.rows)
+        t["listed"] = max(self.total, len(self.rows))
+        return t
+
     def summary(self) -> str:
-        """'2 captioned, 1 failed' (or 'no images'), as the CLI and the report say it."""
-        return counts_summary(self.counts())
+        """'2 captioned (1 empty, both need review), 1 failed' (or 'no images'), as the report says it;
+        an interrupted run says how far it got."""
+        return self.counts_words() + self.stopped_note()
+
+    def counts_words(self) -> str:
+        """What was done, in the report's words: each status, and of the alt texts written (or found up
+        to date) how many are empty and how many need review."""
+        t = self.tally()
+        parts = []
+        if t["written"]:
+            parts.append(f"{t['written']} captioned{of_them(t['written'], t['empty'], t['review'])}")
+        if t["skipped"]:
+            parts.append(f"{t['skipped']} skipped{of_them(t['skipped'], 0, t['skipped_review'])}")
+        parts += [f"{t[k]} {k}" for k in ("kept", "failed") if t[k]]
+        return ", ".join(parts) or "no images"
+
+    def stopped_note(self) -> str:
+        """' (interrupted after 3 of 10 pictures)' for a run stopped before the end, else ''."""
+        if not self.interrupted:
+            return ""
+        t = self.tally()
+        return f" (interrupted after {t['done']} of {t['listed']} pictures)"
+
+
+TALLY_KEYS = ("written", "empty", "review", "skipped", "skipped_review", "kept", "failed", "done", "listed")
+
+
+def of_them(n: int, empty: int, review: int) -> str:
+    """' (1 empty, both need review)' about ``n`` alt texts, or '' when none is empty or needs review."""
+    def part(k: int, one: str, many: str) -> str:
+        if k == n:
+            return one if n == 1 else ("both " if n == 2 else "all ") + many
+        return f"{k} {one if k == 1 else many}"
+
+    said = [part(k, one, many) for k, one, many in ((empty, "empty", "empty"), (review, "needs review",
+                                                                                   "need review")) if k]
+    return f" ({', '.join(said)})" if said else ""
 
 
 def counts_summary(counts: dict[str, int]) -> str:
@@ -146,7 +205,7 @@ def run_batch(
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
-    return BatchResult(rows, interrupted, time.monotonic() - t0)
+    return BatchResult(rows, interrupted, time.monotonic() - t0, total)
 
 
 def _drop_blocked(todo: list[str], writer: SidecarWriter, emit: Callable[[Row], None],
@@ -219,12 +278,13 @@ def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
         return row  # a person's alt text (or one edited since): nothing to flag
     row.model, conf = rec.get("model") or "", rec.get("confidence")
     row.confidence = None if conf is None else round(float(conf), 4)
-    if not alt:
-        row.needs_review, row.reason = True, "the alt text is empty: a person should write it"
-    elif conf is None:  # only a withheld caption is written without its confidence
-        row.needs_review, row.reason = True, "no scene caption was said: a person should check the alt text"
-    elif conf < threshold:
-        row.needs_review, row.reason = True, f"the model was unsure (confidence {conf:.2f})"
+    # The flag kept when it was written decides, as it did then; a threshold the person chose still
+    # holds over it (as in the describer's rule), and alone decides for a record from before the flag.
+    reason = recorded_review(rec)
+    chosen = rec.get("review") is None or threshold != DEFAULT_CONFIDENCE_THRESHOLD
+    if reason is None and chosen and conf is not None and conf < threshold:
+        reason = f"the model was unsure (confidence {conf:.2f})"
+    row.needs_review, row.reason = reason is not None, reason
     return row
 
 
@@ -234,10 +294,10 @@ def write_described(res: Described, writer: SidecarWriter) -> Row:
     if not res.ok:
         return Row(res.path, RowStatus.FAILED, model=res.model, error=res.error)
     conf = res.confidence
-    outcomes = writer.write(Path(res.path), res.alt_text())
     reason = res.reason if res.review else None
     if res.review and reason is None:
         reason = "the model gave no caption"
+    outcomes = writer.write(Path(res.path), res.alt_text(), review=bool(res.review), reason=reason)
     done = (WriteStatus.WRITTEN, WriteStatus.UNCHANGED)
     row = Row(res.path, RowStatus.CAPTIONED, res.description, round(conf, 4) if conf is not None else None,
               res.review, res.model, [str(o.path) for o in outcomes if o.action in done],
@@ -320,7 +380,8 @@ def write_report(result: BatchResult, path: Path) -> None:
         raw = buf.getvalue().encode("utf-8", "surrogateescape")
     elif suffix == ".json":
         raw = json_report_bytes({"counts": result.counts(), "interrupted": result.interrupted,
-                                 "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows]})
+                                 "seconds": round(result.seconds, 2), "rows": [asdict(r) for r in result.rows],
+                                 "tally": result.tally(), "summary": result.summary()})
     elif suffix in (".html", ".htm"):
         raw = html_report_bytes(_html(result, path.parent))
     else:
@@ -329,7 +390,7 @@ def write_report(result: BatchResult, path: Path) -> None:
 
 
 def _html(result: BatchResult, base: Path) -> str:
-    counts = counts_summary(result.counts())
+    counts = result.summary()
     items = []
     for r in result.rows:
         note = ""
@@ -361,7 +422,7 @@ img {{ max-width: 100%; height: auto; display: block; }}
 .error {{ color: #b00020; }} .review {{ color: #8a4f00; }} .meta {{ color: #555; font-size: .9rem; }}
 </style></head><body>
 <h1>Alt text review</h1>
-<p>{html.escape(counts)}{' (interrupted before the end)' if result.interrupted else ''}.
+<p>{html.escape(counts)}.
 Alt text is machine-generated unless marked otherwise; check the entries marked for review.</p>
 <ul>
 {chr(10).join(items)}

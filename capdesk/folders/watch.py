@@ -187,7 +187,8 @@ class FolderWatcher:
         if rec is None or rec["image"] == now or now != _sig_text(sig):
             return
         w.ledger.put(sidecar, rec["sha256"], now, image,
-                     AltText(rec["alt_text"], rec["source"], rec["model"] or "", rec["confidence"]))
+                     AltText(rec["alt_text"], rec["source"], rec["model"] or "", rec["confidence"]),
+                     rec.get("review"), rec.get("reason"))
 
     def _follow_renames(self, handled: Collection[Path] = ()) -> None:
         """Move what was written under a renamed picture's old name since; for the batch ``handled``

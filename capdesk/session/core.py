@@ -53,6 +53,7 @@ class Session(Watching):
         self._describer_lock = threading.Lock()
         self._busy = 0
         self._clip_count = 0
+        self._empty_explained = False  # why a picture has no alt text was said in full once
         self.pictures_reset = Notifier()  # ()
         self.picture_added = Notifier()  # (Picture)
         self.picture_changed = Notifier()  # (Picture)
@@ -120,6 +121,14 @@ class Session(Watching):
         self.message.emit(Message(text, Kind.DESCRIPTION, to_reader, revisit, key))
         if not to_reader:
             self._speak(text, priority)
+
+    def _brief_if_empty(self, text: str) -> bool:
+        """Whether "No alt text" is said in a few words: the long reason, said in full the first time in
+        a session, is the same for every unrecognised picture (the caption details keep it)."""
+        brief = self._empty_explained
+        if not text:
+            self._empty_explained = True
+        return brief
 
     def _speak(self, text: str, priority: Priority) -> None:
         if self.speaker is None:
@@ -197,7 +206,8 @@ class Session(Watching):
         elif p.described is not None:
             if p.preview is None and p.path is not None:
                 self.runner.run(self._load_preview, p, on_done=self._on_preview)
-            said = messages.unsaved_edit(p.draft) if p.draft else messages.description(p.alt_text, p.reason)
+            said = messages.unsaved_edit(p.draft) if p.draft else messages.description(
+                p.alt_text, p.reason, brief=self._brief_if_empty(p.alt_text))
             self._say_description(said, p.key, revisit=True)
         else:
             self._describe(p)
@@ -255,10 +265,12 @@ class Session(Watching):
         p.status = self._status_after_describing(p, d)
         self.picture_changed.emit(p)
         if p is self.current:
-            text = messages.description(d.description, p.reason, p.name, p.source)
+            text = messages.description(d.description, p.reason, p.name, p.source,
+                                        self._brief_if_empty(d.description))
             self._say_description(text, p.key)
         elif p.source == "clipboard":  # arrived while the person was writing: said, not shown
-            self._say_description(messages.in_the_list(d.description, p.reason, p.name), p.key)
+            brief = self._brief_if_empty(d.description)
+            self._say_description(messages.in_the_list(d.description, p.reason, p.name, brief), p.key)
 
     def _status_after_describing(self, p: Picture, d: Described) -> PictureStatus:
         on_disk = self._sidecar_status(p.path) if p.path is not None else None
@@ -311,7 +323,9 @@ class Session(Watching):
             return False
         p.status, p.error, p.text, p.draft = PictureStatus.SAVED, "", text, ""
         if d is not None:
-            d.description = text
+            # The person's words now stand: why the machine's needed review (an empty alt text, say)
+            # no longer holds, and the caption details stop saying it.
+            d.description, d.review, d.reason = text, False, None
         self.picture_changed.emit(p)
         self.say(messages.saved(o.path.name for o in outcomes), key=p.key)
         return True

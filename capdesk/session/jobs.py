@@ -91,6 +91,21 @@ class FolderJob:
         self.session.say(text)
 
 
+def batch_report_path(folder: Path, suffix: str = ".html", when: float | None = None) -> Path:
+    """Where the window keeps a batch's report unless the person names a file: the user's data folder,
+    named after the picture folder and the time. Never the picture folder itself: a report there would
+    be published with the pictures (a web site's images folder)."""
+    import platformdirs
+
+    base = Path(platformdirs.user_data_dir("capdesk", appauthor=False)) / "batch-reports"
+    name = Path(folder).absolute().name or "pictures"
+    stamp = time.strftime("%Y-%m-%d %H.%M.%S", time.localtime(when))
+    path, n = base / f"{name} {stamp}{suffix}", 2
+    while path.exists():  # two runs in one second keep both reports
+        path, n = base / f"{name} {stamp} ({n}){suffix}", n + 1
+    return path
+
+
 class BatchJob(FolderJob):
     """``run_batch`` over one folder with the given writer, then the report."""
 
@@ -110,7 +125,7 @@ class BatchJob(FolderJob):
 
     def _outcome(self) -> str:
         self.session.refresh_statuses(self.writer)
-        return messages.batch_outcome(self.result.counts(), self.result.interrupted, self.report)
+        return messages.batch_outcome(self.result.tally(), self.result.interrupted, self.report)
 
     def _failed(self, error: str) -> str:
         return messages.batch_failed(error)
@@ -127,6 +142,7 @@ class BatchJob(FolderJob):
         result = run_batch([self.folder], self.session.describer(), self.writer, recursive=self.recursive,
                            progress=progress, cancelled=self.cancel_event.is_set)
         if self.report:
+            Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))
         return result, ""
 
@@ -205,4 +221,4 @@ class TeachJob:
         self.session.say(text)
 
 
-__all__ = ["BatchJob", "Kind", "TeachJob"]
+__all__ = ["BatchJob", "Kind", "TeachJob", "batch_report_path"]

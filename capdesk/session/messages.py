@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-# How each outcome of a batch is said (the batch runner's row statuses).
+# How each outcome of a batch is said (the batch runner's row statuses): one, many.
 BATCH_WORDS = {
-    "captioned": "alt text written",
-    "skipped": "already up to date",
-    "kept": "kept as a person wrote it",
-    "failed": "failed",
+    "captioned": ("alt text written", "alt texts written"),
+    "skipped": ("already up to date", "already up to date"),
+    "kept": ("kept as a person wrote it", "kept as people wrote them"),
+    "failed": ("failed", "failed"),
 }
 
 
@@ -44,18 +44,24 @@ def captioning(name: str, again: bool = False) -> str:
     return f"Captioning {name} again…" if again else f"Captioning {name}…"
 
 
-def description(text: str, reason: str | None, name: str = "", source: str = "file") -> str:
-    """What is said when a picture's description arrives or is revisited."""
+NO_ALT_TEXT_BRIEF = "No alt text: nothing was recognised"
+
+
+def description(text: str, reason: str | None, name: str = "", source: str = "file", brief: bool = False) -> str:
+    """What is said when a picture's description arrives or is revisited. An empty one is explained in
+    full, with what to do; ``brief``: once heard, in a few words (the caption details keep the reason)."""
     prefix = {"clipboard": "Clipboard picture: ", "watched": f"New picture {name}: "}.get(source, "")
     if text:
         return prefix + text
+    if brief:
+        return f"{prefix}{NO_ALT_TEXT_BRIEF}."
     why = f": {reason}" if reason else ""
     return f"{prefix}No alt text{why}. Write one in the Alt text box and save it with Ctrl+S."
 
 
-def in_the_list(text: str, reason: str | None, name: str) -> str:
+def in_the_list(text: str, reason: str | None, name: str, brief: bool = False) -> str:
     """A clipboard picture that arrived while the person was writing: listed and said, not shown."""
-    return f"{name} added to the list, not shown: {description(text, reason)}"
+    return f"{name} added to the list, not shown: {description(text, reason, brief=brief)}"
 
 
 def unsaved_edit(text: str) -> str:
@@ -131,15 +137,16 @@ def still_watching(folders: Iterable[str]) -> str:
     return f"No folder chosen; still watching {join_names(folders)}"
 
 
-def watched(described: list[tuple[str, str, str | None]], failed: list[tuple[str, str]]) -> str:
-    """New pictures in a watched folder: ``described`` is (name, alt text, reason), ``failed`` (name, why)."""
+def watched(described: list[tuple[str, str, str | None]], failed: list[tuple[str, str]], brief: bool = False) -> str:
+    """New pictures in a watched folder: ``described`` is (name, alt text, reason), ``failed`` (name, why);
+    ``brief``: an empty alt text's reason was heard already (see ``description``)."""
     parts = []
     if len(described) == 1:
         name, text, reason = described[0]
-        parts.append(description(text, reason, name, "watched"))
+        parts.append(description(text, reason, name, "watched", brief))
     elif described:
         name, text, reason = described[-1]
-        said = text or (f"no alt text ({reason})" if reason else "no alt text")
+        said = text or (f"no alt text ({reason})" if reason and not brief else "no alt text")
         parts.append(f"{plural(len(described), 'new picture')} captioned. The last, {name}: {said}")
     for name, why in failed[:3]:
         parts.append(f"New picture {name} failed: {why}")
@@ -178,14 +185,37 @@ def batch_milestone(done: int, total: int, previous: int) -> str | None:
 
 
 def batch_counts(counts: Mapping[str, int]) -> str:
-    parts = [f"{n} {BATCH_WORDS.get(k, k)}" for k, n in sorted(counts.items()) if n]
+    """A batch's outcome in words: the alt texts written, and of those how many are empty and how many
+    need review; then skipped (and needing review), kept and failed. ``counts`` is the batch's tally
+    (``BatchResult.tally``) or its counts by row status."""
+    from capdesk.folders.batch import of_them  # the words the report and the CLI use for the same counts
+
+    got = counts.get
+    said = {"captioned": (got("written", got("captioned", 0)), got("empty", 0), got("review", 0)),
+            "skipped": (got("skipped", 0), 0, got("skipped_review", 0)),
+            "kept": (got("kept", 0), 0, 0), "failed": (got("failed", 0), 0, 0)}
+    parts = [f"{n} {BATCH_WORDS[k][n != 1]}{of_them(n, e, r)}" for k, (n, e, r) in said.items() if n]
     return ", ".join(parts) or "no pictures found"
 
 
 def batch_outcome(counts: Mapping[str, int], interrupted: bool, report: str = "") -> str:
-    head = "Batch export stopped" if interrupted else "Batch export finished"
+    """The end of a batch: finished, or cancelled and how far it got (never a percentage: what was not
+    reached was not done), what was done, and the report."""
+    said = batch_counts(counts)
+    head = "Batch export finished"
+    if interrupted:
+        done, listed = counts.get("done"), counts.get("listed")
+        head = "Batch export cancelled"
+        if done is not None and listed:
+            head += f" after {done} of {plural(listed, 'picture')}"
+        said = said if done != 0 else "nothing was done"
     tail = f". Report: {Path(report).name} (Open report, Alt+P)" if report else ""
-    return f"{head}: {batch_counts(counts)}{tail}"
+    return f"{head}: {said}{tail}"
+
+
+def report_not_opened(path: str) -> str:
+    """No program opened the report: where it is, so that the person can open it another way."""
+    return f"No program opened the report. It is saved at {path}"
 
 
 def batch_failed(error: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from PIL import Image
 
 from capdesk.describe.describer import Described
+from capdesk.sidecars.ledger import recorded_review
 from capdesk.status import SaidAs
 
 
@@ -29,6 +30,8 @@ class PictureStatus(Enum):
     FAILED = "failed"
     SAVED = "alt text saved"
     WRITTEN = "alt text written by CapDesk"
+    WRITTEN_REVIEW = "alt text written by CapDesk, needs review"
+    WRITTEN_EMPTY = "empty alt text written by CapDesk, needs review"
     EDITED = "alt text written or edited by a person"
 
 
@@ -111,7 +114,13 @@ class Notifier:
 
 
 def status_on_disk(writer, path: Path) -> PictureStatus | None:
-    """What the picture's sidecars say: written by CapDesk, by a person, or (None) nothing there."""
+    """What the picture's sidecars say: written by CapDesk (empty, or needing review, as the ledger
+    kept it), by a person, or (None) nothing there."""
     st = writer.status(path)
     st = str(getattr(st, "value", st))  # a plain string or a string-valued enum
-    return {"generated": PictureStatus.WRITTEN, "edited": PictureStatus.EDITED}.get(st)
+    if st != "generated":
+        return {"edited": PictureStatus.EDITED}.get(st)
+    rec = writer.own_record(path)
+    if rec is None or recorded_review(rec) is None:
+        return PictureStatus.WRITTEN
+    return PictureStatus.WRITTEN_EMPTY if not (rec.get("alt_text") or "").strip() else PictureStatus.WRITTEN_REVIEW

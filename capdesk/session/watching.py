@@ -80,11 +80,13 @@ class Watching:
                 p.status, p.error = PictureStatus.FAILED, d.error or outcome.removeprefix("failed: ")
                 failed.append((p.name, p.error))
             else:
+                # Its sidecars written (or a person's kept): the list says what is on disk, a review
+                # flag included; described only, it says whether the description needs review.
                 on_disk = self._sidecar_status(p.path) if outcome else None
-                p.status = PictureStatus.NEEDS_REVIEW if d.review else (on_disk or PictureStatus.DESCRIBED)
+                p.status = on_disk or (PictureStatus.NEEDS_REVIEW if d.review else PictureStatus.DESCRIBED)
                 said.append((p.name, d.description, p.reason))
             self.picture_changed.emit(p)
-        text = messages.watched(said, failed)
+        text = messages.watched(said, failed, self._brief_if_empty(said[-1][1]) if said else False)
         if text:
             self._say_description(text, None, priority=Priority.NORMAL)
 

@@ -25,15 +25,19 @@ from typing import Any
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sidecars (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
-    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
+    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL, review INTEGER, reason TEXT
 );
 CREATE TABLE IF NOT EXISTS intents (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
-    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
+    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL, review INTEGER, reason TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
-_COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at")
+_COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at", "review",
+            "reason")
+# Added after the first release: a ledger from then gains them on opening (NULL: not known).
+_LATER_COLUMNS = (("review", "INTEGER"), ("reason", "TEXT"))
+EMPTY_REASON = "the alt text is empty: a person should write it"
 
 
 class LedgerError(Exception):
@@ -58,6 +62,31 @@ def _damaged(exc: BaseException) -> bool:
 
 def _why(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _add_later_columns(conn: sqlite3.Connection) -> None:
+    for table in ("sidecars", "intents"):
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for name, kind in _LATER_COLUMNS:
+            if name not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    conn.commit()
+
+
+def recorded_review(rec: dict[str, Any] | None) -> str | None:
+    """Why the machine-written alt text of a ledger record needs a person's review, or None when it
+    does not (or the record is a person's). An empty alt text always does: empty alt marks a picture as
+    decorative. A record from before the review flag was kept is judged by what it holds: only a
+    withheld caption was written without its confidence."""
+    if rec is None or rec.get("source") != "machine":
+        return None
+    review, reason = rec.get("review"), rec.get("reason")
+    if not (rec.get("alt_text") or "").strip():
+        return reason or EMPTY_REASON
+    if review is None:
+        return None if rec.get("confidence") is not None else \
+            "no scene caption was said: a person should check the alt text"
+    return (reason or "a person should check the alt text") if review else None
 
 
 class Ledger:
@@ -92,6 +121,7 @@ class Ledger:
                 # (FULL tripled the cost of a write: 23 ms against 7 ms per image, measured.)
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
+            _add_later_columns(conn)
             row = conn.execute("PRAGMA quick_check").fetchone()
             if row is None or row[0] != "ok":
                 raise sqlite3.DatabaseError(f"damaged ({row[0] if row else 'no answer'})")
@@ -151,6 +181,7 @@ class Ledger:
         if row is None:
             return None
         rec = dict(zip(_COLUMNS, row))
+        rec["review"] = None if rec["review"] is None else bool(rec["review"])
         if isinstance(rec["image_path"], bytes):
             rec["image_path"] = os.fsdecode(rec["image_path"])
         return rec
@@ -162,23 +193,31 @@ class Ledger:
         """The write announced for ``path`` and not yet confirmed (a crash came between), or None."""
         return self._row("intents", path)
 
-    def _values(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> tuple:
+    def _values(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None,
+                reason: str | None) -> tuple:
         return (self._key(path), sha256, image_sig, self._key(image), alt.text, alt.source, alt.model,
-                alt.confidence, time.time())
+                alt.confidence, time.time(), None if review is None else int(review), reason if review else None)
 
-    def put(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> None:
-        self._run("INSERT OR REPLACE INTO sidecars VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  self._values(path, sha256, image_sig, image, alt))
+    def _insert(self, table: str, values: tuple) -> None:
+        cols = ", ".join(("path", *_COLUMNS))
+        self._run(f"INSERT OR REPLACE INTO {table} ({cols}) VALUES ({', '.join('?' * len(values))})", values)
 
-    def intend(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> None:
+    def put(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None = None,
+            reason: str | None = None) -> None:
+        """Record what CapDesk wrote at ``path``; ``review``: whether a person should check it (None: unknown)."""
+        self._insert("sidecars", self._values(path, sha256, image_sig, image, alt, review, reason))
+
+    def intend(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None = None,
+               reason: str | None = None) -> None:
         """Record a write about to happen (before the rename that makes it real)."""
-        self._run("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  self._values(path, sha256, image_sig, image, alt))
+        self._insert("intents", self._values(path, sha256, image_sig, image, alt, review, reason))
 
     def confirm(self, path: Path) -> None:
         """The announced write happened: it becomes the record of what CapDesk wrote there."""
         key = (self._key(path),)
-        self._run("", many=[("INSERT OR REPLACE INTO sidecars SELECT * FROM intents WHERE path = ?", key),
+        cols = ", ".join(("path", *_COLUMNS))  # by name: a ledger that gained columns may order them apart
+        self._run("", many=[(f"INSERT OR REPLACE INTO sidecars ({cols}) SELECT {cols} FROM intents WHERE path = ?",
+                             key),
                             ("DELETE FROM intents WHERE path = ?", key)])
 
     def abandon(self, path: Path) -> None:

@@ -183,7 +183,12 @@ class SidecarWriter:
             return False  # the write will say what is wrong
         return True
 
-    def write(self, image: Path, alt: AltText, force: bool | None = None) -> list[WriteOutcome]:
+    def write(self, image: Path, alt: AltText, force: bool | None = None, review: bool | None = None,
+              reason: str | None = None) -> list[WriteOutcome]:
+        """Write ``alt`` to each chosen sidecar. ``review``: whether a person should check it (kept in the
+        XMP and the ledger, so that the list says so after a restart); a person's own words never need it."""
+        if review is None and alt.source == "human":
+            review = False
         overwrite = self.opts.overwrite if force is None else force
         alt = xmp.clean_alt(alt)  # what is written, and what the ledger remembers, is the same text
         image = Path(image)
@@ -196,7 +201,7 @@ class SidecarWriter:
                 p = self._place(p)
                 if self.opts.out_dir is not None:
                     p.parent.mkdir(parents=True, exist_ok=True)
-                res = self._write_one(image, fmt, p, alt, sig, overwrite)
+                res = self._write_one(image, fmt, p, alt, sig, overwrite, (review, reason))
                 if clash:
                     res.note = self._clash_note(image, fmt, clash)
                 out.append(res)
@@ -230,7 +235,9 @@ class SidecarWriter:
                 note += f" (CapDesk's earlier {stem_name.name} for it was removed)"
         return note
 
-    def _write_one(self, image: Path, fmt: str, p: Path, alt: AltText, sig: str, overwrite: bool) -> WriteOutcome:
+    def _write_one(self, image: Path, fmt: str, p: Path, alt: AltText, sig: str, overwrite: bool,
+                   flag: tuple[bool | None, str | None] = (None, None)) -> WriteOutcome:
+        review, reason = flag
         with folder_lock(p.parent):
             before = snapshot(p)
             own = self._ownership_of(p, before)
@@ -261,14 +268,16 @@ class SidecarWriter:
                     return WriteOutcome(p, WriteStatus.KEPT, "holds alt text not written by CapDesk (or edited); "
                                                   "use --overwrite to replace it")
                 o = self.opts
-                data = render_xmp(existing, alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc).encode()
+                data = render_xmp(existing, alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc,
+                                  review=review, reason=reason).encode()
             digest = sha256_text(data)
             if before == digest:
-                self.ledger.put(p, digest, sig, image, alt)
+                self.ledger.put(p, digest, sig, image, alt, review, reason)
                 return WriteOutcome(p, WriteStatus.UNCHANGED)
             tmp = write_temp(p, data, like=p if before is not None else None)
             try:
-                self.ledger.intend(p, digest, sig, image, alt)  # before the rename: a crash after it is recoverable
+                # Before the rename: a crash after it is recoverable.
+                self.ledger.intend(p, digest, sig, image, alt, review, reason)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
@@ -301,6 +310,18 @@ class SidecarWriter:
             return SidecarState.NONE
         foreign = any(s in (Ownership.FOREIGN, Ownership.BLOCKED) for s in states)
         return SidecarState.EDITED if foreign else SidecarState.GENERATED
+
+
+    def own_record(self, image: Path) -> dict | None:
+        """The ledger's record of the first of the picture's sidecars that CapDesk wrote and nobody
+        edited since (what it says, whose words, whether it needs review), or None."""
+        try:
+            for p in self.paths(image).values():
+                if self.ownership(p) is Ownership.OURS:
+                    return self.ledger.get(p)
+        except (OSError, ValueError, LedgerError):
+            return None
+        return None
 
 
 def image_signature(image: Path) -> str:

@@ -197,19 +197,25 @@ def _get_lang_alt(desc: ET.Element, prefix: str, local: str) -> str | None:
     return (li.text or "") if li is not None else (prop.text or "")
 
 
-def _set_simple(desc: ET.Element, prefix: str, local: str, value: str) -> None:
+def _set_simple(desc: ET.Element, prefix: str, local: str, value: str | None) -> None:
+    """Set a simple property as an attribute (``None``: remove it, in either form)."""
     tag = _q(prefix, local)
     el = desc.find(tag)
     if el is not None:
         desc.remove(el)
-    desc.set(tag, value)
+    if value is None:
+        desc.attrib.pop(tag, None)
+    else:
+        desc.set(tag, value)
 
 
 def render_xmp(existing: str | None, alt: AltText, *, lang: str = "en", ext_descr: bool = False,
-               mirror_dc: bool = False) -> str:
+               mirror_dc: bool = False, review: bool | None = None, reason: str | None = None) -> str:
     """The XMP text with CapDesk's fields set; ``existing`` keeps all its other properties.
 
-    ``ext_descr``: also write ``alt.extended`` as the extended description (when there is one)."""
+    ``ext_descr``: also write ``alt.extended`` as the extended description (when there is one).
+    ``review``: whether a person should check the alt text (``capdesk:NeedsReview``, an XMP Boolean,
+    with ``capdesk:ReviewReason`` saying why); None leaves both out, an earlier write's included."""
     alt = clean_alt(alt)
     source = existing if existing and existing.strip() else _EMPTY_XMP
     _register_namespaces(source)
@@ -226,6 +232,8 @@ def render_xmp(existing: str | None, alt: AltText, *, lang: str = "en", ext_desc
         _set_simple(desc, "capdesk", "Model", alt.model)
     if alt.confidence is not None:
         _set_simple(desc, "capdesk", "Confidence", f"{alt.confidence:.3f}")
+    _set_simple(desc, "capdesk", "NeedsReview", None if review is None else ("True" if review else "False"))
+    _set_simple(desc, "capdesk", "ReviewReason", clean_text(reason) if review and reason else None)
     _set_simple(desc, "capdesk", "Generator", f"CapDesk {__version__}")
     ET.indent(root, space=" ")
     body = ET.tostring(root, encoding="unicode")
@@ -240,6 +248,28 @@ def read_alt_text(xmp_path: Path) -> str | None:
 def read_ext_descr(xmp_path: Path) -> str | None:
     """The ``x-default`` extended description of an XMP sidecar, or None."""
     return read_iptc(xmp_path, "ExtDescrAccessibility")
+
+
+def read_review(xmp_path: Path) -> tuple[bool | None, str | None]:
+    """(``capdesk:NeedsReview``, ``capdesk:ReviewReason``) of an XMP sidecar; (None, None) when it has
+    no review flag (written by another tool, or by a CapDesk from before the flag)."""
+    try:
+        root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, ET.ParseError):
+        return None, None
+    for desc in root.iter(_q("rdf", "Description")):
+        flag = _get_simple(desc, "capdesk", "NeedsReview")
+        if flag is not None:
+            return flag.strip().lower() == "true", _get_simple(desc, "capdesk", "ReviewReason")
+    return None, None
+
+
+def _get_simple(desc: ET.Element, prefix: str, local: str) -> str | None:
+    tag = _q(prefix, local)
+    if tag in desc.attrib:
+        return desc.attrib[tag]
+    el = desc.find(tag)
+    return None if el is None else (el.text or "")
 
 
 def read_iptc(xmp_path: Path, local: str) -> str | None:
