@@ -23,13 +23,17 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from capdesk.cli import screen as cli_screen
 from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, describe_options, error
-from capdesk.screen import client, speechd
-from capdesk.screen.keygrab import BadKey, KeyGrab, parse_accelerator
-from capdesk.screen.service import AlreadyRunning, Listener, ServiceError
+
+if TYPE_CHECKING:
+    from capdesk.screen.keygrab import KeyGrab
+    from capdesk.screen.service import Listener
+
+# The service's own modules (sockets, speech, the key grab) are imported when it starts, not whenever the
+# parser of every command is built.
 
 KEY_ARGV = ["screen", "--focus", "--speak"]  # what the grabbed key does
 MAX_ENGINES = 2  # describers kept for options other than the defaults (each holds a model: ~100 MB)
@@ -59,6 +63,10 @@ def add_parser(sub) -> None:
 
 def cmd_service(ns: argparse.Namespace, parser: Callable[[], argparse.ArgumentParser]) -> int:
     """``parser`` builds the ``capdesk`` command line's parser, which reads what the clients send."""
+    from capdesk.screen import client
+    from capdesk.screen.keygrab import BadKey, parse_accelerator
+    from capdesk.screen.service import AlreadyRunning, Listener, ServiceError
+
     if ns.status or ns.stop:
         reply = client.ask({"op": "stop" if ns.stop else "ping"}, timeout=10)
         if reply is None:
@@ -106,6 +114,8 @@ class ScreenService:
 
     def __init__(self, env: dict[str, str], parser: Callable[[], argparse.ArgumentParser],
                  verbose: bool = False) -> None:
+        from capdesk.screen import speechd
+
         self.env, self.parser, self.verbose = env, parser, verbose
         self.home = os.getcwd()
         self.umask = _current_umask()  # the key's pictures are saved as the service's own would be
@@ -194,12 +204,16 @@ class ScreenService:
 
     # -- speech (cli_screen.Speech) ----------------------------------------------------------------
     def stop(self, env: dict[str, str]) -> None:
+        from capdesk.screen import speechd
+
         speechd.stop_previous(env)  # a `capdesk screen --speak` that ran without the service
         self._speech.stop()
         if self._speaker is not None:
             self._speaker.cancel()
 
     def say(self, text: str, env: dict[str, str]) -> str | None:
+        from capdesk.screen import speechd
+
         timeout = cli_screen.SPEECH_WAIT_S + len(text) / 15
         try:
             conn = speechd.Dispatcher(env)
@@ -259,6 +273,8 @@ class ScreenService:
         if not key.strip():
             return self._grab.set_key("") if self._grab else None
         if self._grab is None:
+            from capdesk.screen.keygrab import BadKey, KeyGrab
+
             display = self.env.get("DISPLAY")
             if not display:
                 return f"no X display (DISPLAY is not set), so {key} is not grabbed"
