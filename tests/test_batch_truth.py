@@ -200,7 +200,7 @@ def test_a_watched_picture_is_listed_as_written_and_needing_review(settings_file
 
 
 # -- the ledger and the XMP keep the flag; older files still read ----------------------------------
-def test_a_ledger_from_before_the_review_flag_is_read_and_gains_it(tmp_path):
+def test_a_ledger_from_before_the_review_flag_is_read_and_stays_readable_by_it(tmp_path):
     db = tmp_path / "old.sqlite"
     old = sqlite3.connect(db)
     cols = ("path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL, "
@@ -217,6 +217,17 @@ def test_a_ledger_from_before_the_review_flag_is_read_and_gains_it(tmp_path):
     lg.intend(Path("/p/b.txt"), "y", "1:2", Path("/p/b.jpg"), AltText(""), True, "nothing recognised")
     lg.confirm(Path("/p/b.txt"))
     assert lg.get(Path("/p/b.txt"))["review"] is True and lg.get(Path("/p/b.txt"))["reason"] == "nothing recognised"
+    lg.close()
+    # An earlier CapDesk writes the same ledger as it always did; its new words carry no stale flag.
+    earlier = sqlite3.connect(db)
+    earlier.execute("INSERT OR REPLACE INTO sidecars VALUES "
+                    "('/p/b.txt', 'z', '1:2', '/p/b.jpg', 'A rocket.', 'machine', 'm', 0.8, 2)")
+    earlier.execute("INSERT OR REPLACE INTO intents SELECT * FROM sidecars WHERE path = '/p/b.txt'")
+    earlier.commit()
+    earlier.close()
+    lg = Ledger(db)
+    rec = lg.get(Path("/p/b.txt"))
+    assert rec["alt_text"] == "A rocket." and rec["review"] is None
     lg.close()
 
 

@@ -25,18 +25,18 @@ from typing import Any
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sidecars (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
-    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL, review INTEGER, reason TEXT
+    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
 );
 CREATE TABLE IF NOT EXISTS intents (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, image TEXT NOT NULL, image_path TEXT NOT NULL,
-    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL, review INTEGER, reason TEXT
+    alt_text TEXT, source TEXT, model TEXT, confidence REAL, written_at REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS reviews (
+    path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, review INTEGER NOT NULL, reason TEXT
+);
 """
-_COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at", "review",
-            "reason")
-# Added after the first release: a ledger from then gains them on opening (NULL: not known).
-_LATER_COLUMNS = (("review", "INTEGER"), ("reason", "TEXT"))
+_COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at")
 EMPTY_REASON = "the alt text is empty: a person should write it"
 
 
@@ -64,20 +64,11 @@ def _why(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def _add_later_columns(conn: sqlite3.Connection) -> None:
-    for table in ("sidecars", "intents"):
-        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        for name, kind in _LATER_COLUMNS:
-            if name not in have:
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
-    conn.commit()
-
-
 def recorded_review(rec: dict[str, Any] | None) -> str | None:
     """Why the machine-written alt text of a ledger record needs a person's review, or None when it
     does not (or the record is a person's). An empty alt text always does: empty alt marks a picture as
-    decorative. A record from before the review flag was kept is judged by what it holds: only a
-    withheld caption was written without its confidence."""
+    decorative. A record without the review flag (from an earlier version) is judged by what it holds:
+    only a withheld caption was written without its confidence."""
     if rec is None or rec.get("source") != "machine":
         return None
     review, reason = rec.get("review"), rec.get("reason")
@@ -121,7 +112,6 @@ class Ledger:
                 # (FULL tripled the cost of a write: 23 ms against 7 ms per image, measured.)
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
-            _add_later_columns(conn)
             row = conn.execute("PRAGMA quick_check").fetchone()
             if row is None or row[0] != "ok":
                 raise sqlite3.DatabaseError(f"damaged ({row[0] if row else 'no answer'})")
@@ -177,10 +167,15 @@ class Ledger:
         return None
 
     def _row(self, table: str, path: Path) -> dict[str, Any] | None:
-        row = self._run(f"SELECT {', '.join(_COLUMNS)} FROM {table} WHERE path = ?", (self._key(path),), fetch=True)
+        """The record of ``path``, with its review flag (``review``: True, False or None when not known,
+        ``reason``): kept in a table of its own, for the record's exact bytes, so that the tables an
+        earlier version reads and writes stay as they were, and a write by it leaves no stale flag."""
+        cols = ", ".join(f"t.{c}" for c in _COLUMNS)
+        row = self._run(f"SELECT {cols}, r.review, r.reason FROM {table} t LEFT JOIN reviews r "
+                        "ON r.path = t.path AND r.sha256 = t.sha256 WHERE t.path = ?", (self._key(path),), fetch=True)
         if row is None:
             return None
-        rec = dict(zip(_COLUMNS, row))
+        rec = dict(zip((*_COLUMNS, "review", "reason"), row))
         rec["review"] = None if rec["review"] is None else bool(rec["review"])
         if isinstance(rec["image_path"], bytes):
             rec["image_path"] = os.fsdecode(rec["image_path"])
@@ -193,31 +188,35 @@ class Ledger:
         """The write announced for ``path`` and not yet confirmed (a crash came between), or None."""
         return self._row("intents", path)
 
-    def _values(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None,
-                reason: str | None) -> tuple:
+    def _values(self, path: Path, sha256: str, image_sig: str, image: Path, alt) -> tuple:
         return (self._key(path), sha256, image_sig, self._key(image), alt.text, alt.source, alt.model,
-                alt.confidence, time.time(), None if review is None else int(review), reason if review else None)
+                alt.confidence, time.time())
 
-    def _insert(self, table: str, values: tuple) -> None:
-        cols = ", ".join(("path", *_COLUMNS))
-        self._run(f"INSERT OR REPLACE INTO {table} ({cols}) VALUES ({', '.join('?' * len(values))})", values)
+    def _review(self, path: Path, sha256: str, review: bool | None, reason: str | None) -> tuple[str, tuple]:
+        if review is None:
+            return "DELETE FROM reviews WHERE path = ?", (self._key(path),)
+        return ("INSERT OR REPLACE INTO reviews VALUES (?, ?, ?, ?)",
+                (self._key(path), sha256, int(review), reason if review else None))
 
     def put(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None = None,
             reason: str | None = None) -> None:
         """Record what CapDesk wrote at ``path``; ``review``: whether a person should check it (None: unknown)."""
-        self._insert("sidecars", self._values(path, sha256, image_sig, image, alt, review, reason))
+        self._run("", many=[("INSERT OR REPLACE INTO sidecars VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             self._values(path, sha256, image_sig, image, alt)),
+                            self._review(path, sha256, review, reason)])
 
     def intend(self, path: Path, sha256: str, image_sig: str, image: Path, alt, review: bool | None = None,
                reason: str | None = None) -> None:
-        """Record a write about to happen (before the rename that makes it real)."""
-        self._insert("intents", self._values(path, sha256, image_sig, image, alt, review, reason))
+        """Record a write about to happen (before the rename that makes it real); its review flag is
+        kept for its bytes, so it holds once the write is confirmed and never for other bytes."""
+        self._run("", many=[("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             self._values(path, sha256, image_sig, image, alt)),
+                            self._review(path, sha256, review, reason)])
 
     def confirm(self, path: Path) -> None:
         """The announced write happened: it becomes the record of what CapDesk wrote there."""
         key = (self._key(path),)
-        cols = ", ".join(("path", *_COLUMNS))  # by name: a ledger that gained columns may order them apart
-        self._run("", many=[(f"INSERT OR REPLACE INTO sidecars ({cols}) SELECT {cols} FROM intents WHERE path = ?",
-                             key),
+        self._run("", many=[("INSERT OR REPLACE INTO sidecars SELECT * FROM intents WHERE path = ?", key),
                             ("DELETE FROM intents WHERE path = ?", key)])
 
     def abandon(self, path: Path) -> None:
@@ -225,7 +224,8 @@ class Ledger:
 
     def forget(self, path: Path) -> None:
         key = (self._key(path),)
-        self._run("", many=[("DELETE FROM sidecars WHERE path = ?", key), ("DELETE FROM intents WHERE path = ?", key)])
+        self._run("", many=[("DELETE FROM sidecars WHERE path = ?", key), ("DELETE FROM intents WHERE path = ?", key),
+                            ("DELETE FROM reviews WHERE path = ?", key)])
 
     def reimage(self, path: Path, before: str, after: str) -> None:
         """The record of ``path`` was made for the picture at signature ``before``, which CapDesk itself
@@ -233,7 +233,9 @@ class Ledger:
         self._run("UPDATE sidecars SET image = ? WHERE path = ? AND image = ?", (after, self._key(path), before))
 
     def move(self, old: Path, new: Path) -> None:
-        self._run("UPDATE OR REPLACE sidecars SET path = ? WHERE path = ?", (self._key(new), self._key(old)))
+        keys = (self._key(new), self._key(old))
+        self._run("", many=[("UPDATE OR REPLACE sidecars SET path = ? WHERE path = ?", keys),
+                            ("UPDATE OR REPLACE reviews SET path = ? WHERE path = ?", keys)])
 
     def close(self) -> None:
         with self._lock:
