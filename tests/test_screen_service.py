@@ -129,7 +129,9 @@ def speechd(runtime):
 @pytest.fixture(scope="module")
 def service_env(display, session_bus, runtime, speechd, tmp_path_factory):  # noqa: F811
     settings = tmp_path_factory.mktemp("settings") / "settings.json"
+    state = tmp_path_factory.mktemp("state")  # the ledger of sidecars written: the test's own
     return _env(display, session_bus, XDG_RUNTIME_DIR=str(runtime), CAPDESK_SETTINGS=str(settings),
+                XDG_STATE_HOME=str(state),
                 SPEECHD_ADDRESS=f"unix_socket:{runtime}/speechd.sock")
 
 

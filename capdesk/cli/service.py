@@ -155,7 +155,8 @@ class ScreenService:
         if env.get("CAPDESK_MODELS", "") != os.environ.get("CAPDESK_MODELS", ""):
             return {"decline": "another model folder"}
         started = time.monotonic()
-        out, err = io.StringIO(), io.StringIO()
+        output: list[list] = []  # [stream (1, 2), text] in the order written: a terminal shows them so
+        out, err = _Chunks(1, output), _Chunks(2, output)
         with self._lock:
             try:
                 os.chdir(cwd)  # relative --save and --model mean what they mean to the client
@@ -176,7 +177,7 @@ class ScreenService:
         if self.verbose:
             print(f"capdesk: screen request answered in {1000 * (time.monotonic() - started):.0f} ms "
                   f"(exit status {status})", file=sys.stderr, flush=True)
-        return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+        return {"status": status, "output": output}
 
     def _engine(self, ns: argparse.Namespace):
         """The describer for these options, kept loaded; its warnings said each time, as ``open_engine`` does."""
@@ -253,10 +254,14 @@ class ScreenService:
         with contextlib.redirect_stderr(io.StringIO()):
             describer = self._engine(ns)
         if describer is not None:
-            picture = Image.new("RGB", (320, 120), "white")
-            ImageDraw.Draw(picture).text((20, 40), "CapDesk is ready", fill="black")
-            with contextlib.suppress(Exception):
-                describer.describe_images([picture], ["warm-up"])
+            # Words (the text reader's three models) and a picture of another size (the caption's own path):
+            # each runs a little slower the first time it meets a new shape.
+            card = Image.new("RGB", (320, 120), "white")
+            ImageDraw.Draw(card).text((20, 40), "CapDesk is ready", fill="black")
+            shades = Image.linear_gradient("L").resize((640, 400)).convert("RGB")
+            for picture in (card, shades):
+                with contextlib.suppress(Exception):
+                    describer.describe_images([picture], ["warm-up"])
         if self.env.get("DISPLAY") and capture.refusal(self.env) is None:
             with contextlib.suppress(Exception):
                 capture.grab(atspi.Rect(0, 0, 1, 1), self.env["DISPLAY"])
@@ -323,6 +328,24 @@ class ScreenService:
             self._speaker.close()
         if self.listener is not None:
             self.listener.close()
+
+
+class _Chunks(io.TextIOBase):
+    """A stream whose text is kept, with which stream it went to, in one list shared by stdout and stderr."""
+
+    def __init__(self, stream: int, chunks: list[list]) -> None:
+        self.stream, self.chunks = stream, chunks
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            if self.chunks and self.chunks[-1][0] == self.stream:
+                self.chunks[-1][1] += text
+            else:
+                self.chunks.append([self.stream, text])
+        return len(text)
 
 
 def _settings_stamp() -> tuple[int, int] | None:

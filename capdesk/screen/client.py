@@ -110,8 +110,8 @@ def forward_screen(argv: Sequence[str]) -> int | None:
     if reply is None or "status" not in reply:
         return None
     try:
-        _write(sys.stdout, str(reply.get("stdout", "")))
-        _write(sys.stderr, str(reply.get("stderr", "")))
+        for stream, text in reply.get("output", []):
+            _write(sys.stdout if stream == 1 else sys.stderr, str(text))
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
