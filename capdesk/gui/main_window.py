@@ -30,8 +30,10 @@ from capdesk.session.core import Message, Picture, PictureStatus, Session
 from capdesk.session.settings import Settings
 
 from .announcer import Announcer, speak_combo_changes
+from .focus_keeper import FocusKeeper
 from .picture_pane import PicturePane
 from .qtutil import QtRunner, qimage_to_pil, screen_reader_active
+from .status_line import StatusBar
 from .widgets import GuardedList, named
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
@@ -47,8 +49,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("CapDesk")
         self.setAccessibleName("CapDesk main window")
         self.resize(1200, 760)
+        self.setStatusBar(StatusBar())
         self._build()
         self._build_menus()
+        self.focus_keeper = FocusKeeper(self, self.list)
         self.announcer = Announcer(self)
         s = self.session
         s.pictures_reset.connect(self._on_reset)
@@ -79,6 +83,8 @@ class MainWindow(QMainWindow):
         self.pane = PicturePane({"caption": self.caption_current, "speak": self.speak_current,
                                  "save": self.save_current, "copy": self.copy_current})
         split.addWidget(self.pane)
+        # Space on a word, or Tab into the Words list: the word in full, as Ctrl+. says it.
+        self.pane.said.connect(self.session.say)
         split.setStretchFactor(1, 3)
         self.setCentralWidget(split)
         self.progress = named(QProgressBar(), "Work in progress")
@@ -334,30 +340,10 @@ class MainWindow(QMainWindow):
     # -- dialogs ----------------------------------------------------------------------------
     def _run(self, dlg) -> int:
         speak_combo_changes(self.announcer, dlg)
-        before = QApplication.focusWidget()
         done = dlg.exec()
         dlg.deleteLater()  # a closed dialog must not linger in the accessibility tree
-        # Back where the person was: with no focus widget left, Alt+letter went to the menu bar. Without
-        # a window manager (and with some), closing a modal dialog leaves no window active, so setFocus
-        # alone gives no keyboard focus: the window is activated again, now and once the dialog is gone.
-        target = before if before is not None and before.window() is self else self.list
-        self._return_focus(target)
-        # The X server may hand the focus back only once the dialog's window is destroyed, which comes
-        # later on a loaded machine: asked again a few times, until the window holds the focus.
-        for ms in (0, 150, 400, 1000, 2000):
-            QTimer.singleShot(ms, lambda: self._return_focus(target, only_if_lost=True))
+        self.focus_keeper.give_back()  # back where the person was, even with no window active
         return done
-
-    def _return_focus(self, target, only_if_lost: bool = False) -> None:
-        focus = QApplication.focusWidget()
-        if only_if_lost and self.isActiveWindow() and focus is not None and focus.window() is self:
-            return  # the person is back in the window (or has moved on in it): leave them where they are
-        if QApplication.activeModalWidget() is not None:
-            return  # another dialog has opened meanwhile
-        with contextlib.suppress(RuntimeError):  # the target may be gone
-            self.raise_()
-            self.activateWindow()
-            target.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_batch_dialog(self) -> None:
         from .dialogs import BatchDialog

@@ -13,13 +13,26 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from capdesk.model.bundle import BundleError, discover
+from capdesk.model.bundle import DEFAULT_MODEL, BundleError, discover
+from capdesk.model.domain import automatic
 from capdesk.session import messages
 from capdesk.session.services import metrics_line
 
 from ..widgets import StatusLabel, button, named
 
 NAME_ROLE = 256
+
+
+def _routed(b) -> bool:
+    return b.name == DEFAULT_MODEL or ("domain_gate" in b.manifest and automatic(b.manifest))
+
+
+def automatic_line(found: list) -> str:
+    """What Automatic does with the models installed here, in words: which model takes which pictures."""
+    parts = [f"{b.name} for {b.manifest.get('domain', 'its own kind of picture')}" for b in found
+             if b.name != DEFAULT_MODEL and _routed(b)]
+    base = f"{DEFAULT_MODEL} for everything else" if parts else f"{DEFAULT_MODEL} for every picture"
+    return "Automatic uses " + ", ".join([*parts, base]) + "."
 
 
 class ModelsDialog(QDialog):
@@ -37,8 +50,8 @@ class ModelsDialog(QDialog):
         self.info = StatusLabel("Model details")
         self.list.currentItemChanged.connect(self._show)
         self.list.activated.connect(lambda *_: self.session.say(self.info.text()))
-        b_auto = button("&Automatic (each picture to the model it fits)", "Use automatic model choice",
-                        lambda: self._use(""))
+        self.b_auto = b_auto = button("&Automatic (each picture to the model it fits)", "Use automatic model choice",
+                                      lambda: self._use(""))
         b_use = button("&Use this model", "Use the selected model; shown alt text you edited is kept",
                        lambda: self._use(self._selected()))
         b_verify = button("&Verify", "Verify the selected model's files", self.verify)
@@ -69,9 +82,14 @@ class ModelsDialog(QDialog):
         current = self.window_.settings.model
         for b in found:
             self.bundles[b.name] = b
-            it = QListWidgetItem(f"{b.name} ({b.source})" + (", in use" if b.name == current else ""))
+            it = QListWidgetItem(f"{b.name} ({b.source})" + (", in use" if b.name == current else "")
+                                 + (", used by Automatic" if not current and _routed(b) else ""))
             it.setData(NAME_ROLE, b.name)
+            it.setToolTip(str(b.path))  # the folder is shown to those who hover, not read out to all
             self.list.addItem(it)
+        # Said on the Automatic button, so a person knows what choosing it means before choosing it.
+        self.b_auto.setAccessibleDescription(automatic_line(found))
+        self.b_auto.setToolTip(automatic_line(found))
         if problems:
             self.info.setText("Problems: " + "; ".join(problems))
         if self.list.count():  # start on the model in use
@@ -89,7 +107,8 @@ class ModelsDialog(QDialog):
         m = b.manifest
         perf = metrics_line(m)  # the figures capdesk models list shows
         perf = f" {perf[0].upper()}{perf[1:]}." if perf else ""
-        self.info.setText(f"{b.name}: {m.get('description', '')} Domain: {m.get('domain', '?')}.{perf} {b.path}")
+        # The install path (long, and rarely wanted) is not read: the tooltip and capdesk models list have it.
+        self.info.setText(f"{b.name}: {m.get('description', '')} Domain: {m.get('domain', '?')}.{perf}")
 
     def _use(self, name: str) -> None:
         self.chosen = name

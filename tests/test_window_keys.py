@@ -1,0 +1,70 @@
+"""The window's keyboard and reading aids, offscreen: where the focus goes after a menu or a dialog, the
+status line flat review reads, and what the Models dialog says of Automatic."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+from PySide6.QtCore import QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication, QDialog, QLabel, QMenuBar  # noqa: E402
+
+from capdesk.session.settings import Settings  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    from capdesk.gui.main_window import MainWindow
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    w = MainWindow(Settings(speech="off", ocr="never"))
+    qtbot.addWidget(w)
+    w.show()
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=5000)
+    yield w
+    w.close()
+
+
+def test_escape_from_the_menu_bar_goes_back_to_the_control_left(qtbot, window):
+    window.pane.alt.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.pane.alt, timeout=5000)
+    bar = window.menuBar()
+    bar.setFocus()  # as F10, then Escape, left it: the menu bar holding Qt's focus
+    qtbot.waitUntil(lambda: isinstance(QApplication.focusWidget(), QMenuBar), timeout=5000)
+    window.focus_keeper._after_menu()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.pane.alt, timeout=5000)
+
+
+def test_a_dialog_gives_the_focus_back_to_the_control_left_never_the_menu_bar(qtbot, window):
+    window.pane.alt.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.pane.alt, timeout=5000)
+    window.menuBar().setFocus()  # the menu bar borrows the focus: it is not where the person was
+    qtbot.waitUntil(lambda: isinstance(QApplication.focusWidget(), QMenuBar), timeout=5000)
+    dlg = QDialog(window)
+    QTimer.singleShot(50, dlg.accept)
+    window._run(dlg)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.pane.alt, timeout=5000)
+    assert window.focus_keeper.settled()
+
+
+def test_the_status_line_is_a_label_flat_review_can_read(window):
+    window.session.say("Alt text saved to a.txt")
+    labels = [w for w in window.statusBar().findChildren(QLabel) if w.isVisible()]
+    assert any(w.text() == "Alt text saved to a.txt" for w in labels), [w.text() for w in labels]
+    assert window.statusBar().currentMessage() == "Alt text saved to a.txt"
+
+
+def test_models_dialog_says_what_automatic_uses_and_reads_no_install_path(qtbot, window):
+    from capdesk.gui.dialogs.models import ModelsDialog
+
+    dlg = ModelsDialog(window)
+    qtbot.addWidget(dlg)
+    said = dlg.b_auto.accessibleDescription()
+    assert said.startswith("Automatic uses ") and "everyday" in said, said
+    assert "aerial for aerial" in said, said  # both shipped models are routed to
+    for i in range(dlg.list.count()):
+        dlg.list.setCurrentRow(i)
+        name = dlg.list.item(i).data(256)
+        assert str(dlg.bundles[name].path) not in dlg.info.text(), dlg.info.text()
+        assert str(dlg.bundles[name].path) == dlg.list.item(i).toolTip()
