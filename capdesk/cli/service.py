@@ -176,7 +176,7 @@ class ScreenService:
                     os.chdir(self.home)
         if self.verbose:
             print(f"capdesk: screen request answered in {1000 * (time.monotonic() - started):.0f} ms "
-                  f"(exit status {status})", file=sys.stderr, flush=True)
+                  f"(exit status {status})", file=sys.__stderr__, flush=True)
         return {"status": status, "output": output}
 
     def _engine(self, ns: argparse.Namespace):
@@ -316,8 +316,8 @@ class ScreenService:
             if new != key:
                 key = new
                 why = self._set_key(key)
-                if why:
-                    print(f"capdesk: warning: {why}", file=sys.stderr, flush=True)
+                if why:  # to the service's own stderr, never into a request's output being gathered
+                    print(f"capdesk: warning: {why}", file=sys.__stderr__, flush=True)
 
     def close(self) -> None:
         self._closed.set()
