@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 from jeepney.wrappers import unwrap_msg
 from PIL import Image
-from test_screen import _env, _rect, _stop, display, screen, session_bus  # noqa: F401 (fixtures)
+from test_screen import _env, _read_line, _rect, _stop, display, screen  # noqa: F401 (display: a fixture)
 
 from capdesk.screen import atspi
 
@@ -106,11 +107,39 @@ def _xdotool(env: dict[str, str], *args: str) -> str:
     return subprocess.run(["xdotool", *args], env=env, capture_output=True, text=True, timeout=30).stdout.strip()
 
 
+@pytest.fixture(scope="module")
+def a11y_bus(display, tmp_path_factory):  # noqa: F811 (the fixture imported above)
+    """A D-Bus session bus with the accessibility bus on it, as test_screen's, but with GLib's settings in
+    memory: turning accessibility on makes at-spi-bus-launcher write GNOME's toolkit-accessibility key,
+    which must not change the settings of the person running the tests."""
+    launcher = next((p for p in ("/usr/libexec/at-spi-bus-launcher", "/usr/lib/at-spi2-core/at-spi-bus-launcher",
+                                 shutil.which("at-spi-bus-launcher")) if p and Path(p).exists()), None)
+    if launcher is None:
+        pytest.skip("needs at-spi2-core's at-spi-bus-launcher (Debian package at-spi2-core)")
+    if shutil.which("dbus-daemon") is None:
+        pytest.skip("needs dbus-daemon (Debian package dbus-daemon)")
+    home = tmp_path_factory.mktemp("a11y-home")
+    env = dict(os.environ, DISPLAY=display, HOME=str(home), XDG_CONFIG_HOME=str(home / "config"),
+               GSETTINGS_BACKEND="memory")
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, env=env)
+    procs = [bus]
+    try:
+        address = _read_line(bus, bus.stdout, START_TIMEOUT_S)
+        procs.append(subprocess.Popen([launcher, "--launch-immediately"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, env=dict(env, DBUS_SESSION_BUS_ADDRESS=address)))
+        _accessibility_on(address)
+        yield address
+    finally:
+        for p in reversed(procs):
+            _stop(p)
+
+
 def _accessibility_on(bus: str) -> None:
     """What a desktop does when the screen reader starts: programs that read it (Firefox) then expose
     themselves on the accessibility bus."""
+    status = Properties(DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status"))
     with open_dbus_connection(bus=bus) as conn:
-        status = Properties(DBusAddress("/org/a11y/bus", bus_name="org.a11y.Bus", interface="org.a11y.Status"))
         unwrap_msg(conn.send_and_get_reply(status.set("IsEnabled", "b", True), timeout=10))
 
 
@@ -130,7 +159,9 @@ class Firefox:
             self.proc = subprocess.Popen(
                 [FIREFOX, "-no-remote", "-profile", str(profile), "--width", str(WINDOW_SIZE[0]), "--height",
                  str(WINDOW_SIZE[1]), (folder / "page.html").as_uri()],
-                env=dict(env, HOME=str(folder), MOZ_CRASHREPORTER_DISABLE="1", GDK_BACKEND="x11"),
+                env=dict(env, HOME=str(folder), XDG_CONFIG_HOME=str(folder / "config"),
+                         XDG_CACHE_HOME=str(folder / "cache"), XDG_DATA_HOME=str(folder / "data"),
+                         GSETTINGS_BACKEND="memory", MOZ_CRASHREPORTER_DISABLE="1", GDK_BACKEND="x11"),
                 stdout=log, stderr=log)
         self.window = _until("Firefox showing the page", self._page_window)
 
@@ -176,9 +207,8 @@ def _focused_on_bus(env: dict[str, str]) -> tuple[tuple[str, str], str, list[str
 
 
 @pytest.fixture(scope="module")
-def firefox(display, session_bus, tmp_path_factory):  # noqa: F811 (the fixtures imported above)
-    env = _env(display, session_bus)
-    _accessibility_on(session_bus)
+def firefox(display, a11y_bus, tmp_path_factory):  # noqa: F811 (the fixture imported above)
+    env = _env(display, a11y_bus)
     ff = Firefox(env, tmp_path_factory.mktemp("firefox"))
     try:
         ff.startup_s = time.monotonic() - ff.started
@@ -199,6 +229,13 @@ def firefox(display, session_bus, tmp_path_factory):  # noqa: F811 (the fixtures
         ff.close()
 
 
+def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``capdesk screen`` with the user folders of this test (conftest gives each test its own), not those
+    of the module's setup, where Firefox's environment was made: --save writes the sidecar ledger there."""
+    xdg = {k: v for k, v in os.environ.items() if k.startswith("XDG_") and k != "XDG_RUNTIME_DIR"}
+    return screen(*args, env={**env, **xdg})
+
+
 def _similarity(a: Image.Image, b: Image.Image) -> float:
     """Mean absolute difference of two pictures at ``a``'s size, 0 (same) to 255."""
     b = b.convert("RGB").resize(a.size)
@@ -206,7 +243,7 @@ def _similarity(a: Image.Image, b: Image.Image) -> float:
 
 
 def test_focus_takes_the_photo_inside_the_focused_link(firefox, tmp_path):
-    rec = json.loads(screen("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
+    rec = json.loads(_run("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
     cap = rec["captured"]
     assert cap["what"] == "focus" and cap["role"] == "image" and cap["name"] == ""  # no alt text: no name
     assert cap["holder"]["role"] == "link"
@@ -231,7 +268,7 @@ def test_focus_takes_the_photo_inside_the_focused_link(firefox, tmp_path):
 
 
 def test_window_is_the_firefox_window(firefox):
-    rec = json.loads(screen("--window", "--json", env=firefox.env).stdout)
+    rec = json.loads(_run("--window", "--json", env=firefox.env).stdout)
     cap = rec["captured"]
     assert cap["role"] == "window" and cap["rect"] == firefox.geometry(), (cap, firefox.geometry())
     assert cap["name"].startswith("rect:") and "Firefox" in cap["name"]
@@ -243,7 +280,7 @@ def test_speak_reaches_speech_dispatcher(firefox, tmp_path):
     spec.loader.exec_module(bench)
     speechd = bench.FakeSpeechd(tmp_path / "speechd.sock")
     env = dict(firefox.env, SPEECHD_ADDRESS=f"unix_socket:{tmp_path / 'speechd.sock'}", XDG_RUNTIME_DIR=str(tmp_path))
-    proc = screen("--focus", "--speak", env=env)
+    proc = _run("--focus", "--speak", env=env)
     assert proc.stdout.strip() and "own voice" not in proc.stderr
     assert len(speechd.arrived) == 1  # the description was handed to speech-dispatcher, once
 
@@ -260,7 +297,7 @@ def test_a_photo_half_scrolled_away_is_taken_only_where_it_shows(firefox, tmp_pa
         _until("the page scrolling", lambda before=was: firefox.scrolled() != before, 10)
     shown = firefox.photo_rect("shown")
     assert 0 < shown["height"] < full["height"] and "focus:pic" in firefox.title(), firefox.title()
-    rec = json.loads(screen("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
+    rec = json.loads(_run("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
     assert rec["captured"]["role"] == "image" and rec["captured"]["rect"] == shown, (rec["captured"], shown)
     with Image.open(rec["captured"]["saved"]) as shot:
         shot.load()
@@ -277,7 +314,7 @@ def test_a_zoomed_page_gives_the_photo_as_drawn(firefox, tmp_path):
     _xdotool(firefox.env, "key", "ctrl+plus", "ctrl+plus")
     _until("the page zooming", lambda: firefox.photo_rect()["width"] >= natural["width"] * 1.15, 10)
     zoomed = firefox.photo_rect()
-    rec = json.loads(screen("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
+    rec = json.loads(_run("--focus", "--json", "--save", str(tmp_path), env=firefox.env).stdout)
     got = rec["captured"]["rect"]
     assert rec["captured"]["role"] == "image", rec["captured"]
     # Firefox rounds the zoomed edges in its own units (1/60 of a pixel): a pixel either way is the same place.

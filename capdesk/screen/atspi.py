@@ -44,7 +44,8 @@ INSIDE_DEPTH = 4  # how deep a picture is looked for inside a link or a button
 # beside the button's words does not.
 PICTURE_SHARE = 0.25
 # Ancestors whose rectangle is the visible view: what lies outside them is scrolled away or off the window.
-VIEWS = frozenset({"frame", "window", "dialog", "internal frame", "scroll pane", "viewport"})
+WINDOWS = frozenset({"frame", "window", "dialog"})
+VIEWS = WINDOWS | {"internal frame", "scroll pane", "viewport"}
 MAX_ANCESTORS = 64
 SIZE_RETRY_S = 0.1
 
@@ -105,6 +106,7 @@ class Target:
     name: str
     rect: Rect
     holder: Target | None = field(default=None)
+    window: Rect | None = field(default=None)  # the top-level window around it, where its program says
 
     def to_json(self) -> dict:
         return {"role": self.role, "name": self.name, "rect": self.rect.to_json(),
@@ -285,10 +287,11 @@ def _extent(bus: Bus, ref: Ref, depth: int = INSIDE_DEPTH) -> Rect:
     return rect if not rect.empty else Rect(0, 0, 0, 0)
 
 
-def _view(bus: Bus, ref: Ref) -> Rect | None:
-    """The part of the screen through which ``ref`` can be seen: its window cut by the scrolled views
-    around it (None when no ancestor says)."""
+def _view(bus: Bus, ref: Ref) -> tuple[Rect | None, Rect | None]:
+    """The part of the screen through which ``ref`` can be seen (its window cut by the scrolled views
+    around it), and its window's rectangle; None where no ancestor says."""
     view: Rect | None = None
+    window: Rect | None = None
     for _ in range(MAX_ANCESTORS):
         parent = bus.parent(ref)
         if parent is None:
@@ -302,20 +305,21 @@ def _view(bus: Bus, ref: Ref) -> Rect | None:
             r = bus.extents(ref)
             if not r.empty:
                 view = r if view is None else view.intersect(r)
-    return view
+                window = r if role in WINDOWS else window
+    return view, window
 
 
 def target_of(bus: Bus, ref: Ref) -> Target:
     """What to capture for the focused object ``ref``: the picture it holds, itself, or its children."""
-    focused = Target(bus.role(ref), bus.name(ref), _extent(bus, ref))
-    view = _view(bus, ref)
+    view, window = _view(bus, ref)
+    focused = Target(bus.role(ref), bus.name(ref), _extent(bus, ref), window=window)
     if focused.role in HOLDERS:
         inside = _picture_inside(bus, ref)
         if inside is not None and inside[1].area >= PICTURE_SHARE * focused.rect.union(inside[1]).area:
             kid, rect = inside
             shown = rect if view is None else rect.intersect(view)
             if not shown.empty:
-                return Target(bus.role(kid), bus.name(kid), shown, holder=focused)
+                return Target(bus.role(kid), bus.name(kid), shown, holder=focused, window=window)
     if view is not None and not focused.rect.empty:
         focused.rect = focused.rect.intersect(view)
     if focused.rect.empty:

@@ -1,10 +1,13 @@
-"""The screen's pixels, read from the X11 display into memory: a rectangle, the active window, or all of it.
+"""The screen's pixels, read into memory: the focused object, the active window, a rectangle, or all of it.
 
-Nothing is written anywhere: the picture lives only in this process until the caller saves it. Pillow
-reads the pixels (XCB); python-xlib finds the active window (EWMH's _NET_ACTIVE_WINDOW, or the window
-holding the keyboard focus where no window manager says). Under Wayland a program may not read other
-programs' pixels, and the X server that Wayland desktops run for older programs shows only those
-programs, so capturing there is refused, saying what works instead.
+Nothing is written anywhere: the picture lives only in this process until the caller saves it. Under
+X11, Pillow reads the pixels (XCB); python-xlib finds the active window (EWMH's _NET_ACTIVE_WINDOW, or the
+window holding the keyboard focus where no window manager says). Under Wayland a program may not read
+other programs' pixels (and the X server that Wayland desktops run for older programs shows only those
+programs), so the desktop portal is asked for a screenshot (``portal``), whose file is deleted as soon as
+it is read, and the rectangle is cut from it. Where there is no portal, capturing is refused in one line
+saying what works instead. A Wayland desktop tells no program where the active window is, so ``window``
+is refused there; ``focus`` works where the focused program knows where its window is on the screen.
 """
 
 from __future__ import annotations
@@ -16,7 +19,11 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from capdesk.screen.atspi import Rect
+from capdesk.screen.atspi import AtspiError, Rect, focus_target
+
+WHAT = ("focus", "window", "region", "full")
+ELSEWHERE = ("log in to an X11 session ('on Xorg' at the login screen), or take a screenshot (Print Screen) and "
+             "run capdesk caption on the file")
 
 
 class CaptureError(Exception):
@@ -32,19 +39,59 @@ class Capture:
     holder: dict | None = None  # the focused link or button, when the picture inside it was taken
 
 
+def wayland(env: Mapping[str, str]) -> bool:
+    return bool(env.get("WAYLAND_DISPLAY")) or env.get("XDG_SESSION_TYPE", "").lower() == "wayland"
+
+
 def refusal(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> str | None:
-    """Why the screen cannot be captured in this session, or None when it can (X11)."""
+    """Why the screen cannot be captured in this session, or None when it can (X11, or Wayland with the
+    desktop portal)."""
     env = os.environ if env is None else env
     if not platform.startswith("linux"):
-        return ("capdesk screen captures the screen on Linux (X11) only; elsewhere, take a screenshot and run "
-                "capdesk caption on it")
-    if env.get("WAYLAND_DISPLAY") or env.get("XDG_SESSION_TYPE", "").lower() == "wayland":
-        return ("this is a Wayland session, where a program may not read the screen: log in to an X11 session "
-                "('on Xorg' at the login screen) to use capdesk screen, or take a screenshot (Print Screen) and "
-                "run capdesk caption on the file")
+        return ("capdesk screen captures the screen on Linux (X11 or Wayland) only; elsewhere, take a screenshot "
+                "and run capdesk caption on it")
+    if wayland(env):
+        from capdesk.screen import portal
+
+        why = portal.unavailable(env)
+        if why:
+            return f"this is a Wayland session, where a program may not read the screen itself, and {why}: {ELSEWHERE}"
+        return None
     if not env.get("DISPLAY"):
         return "no X display to capture (DISPLAY is not set): run it inside your desktop session"
     return None
+
+
+def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = None) -> Capture:
+    """``what`` (one of WHAT; ``region`` for "region") captured in this session, from the X display or, under
+    Wayland, from the desktop portal's screenshot. Raises CaptureError saying why not."""
+    env = os.environ if env is None else env
+    rect, role, name, holder = None, "screen", "", None
+    if what == "focus":
+        try:
+            t = focus_target(env)
+        except AtspiError as exc:
+            raise CaptureError(str(exc)) from None
+        if wayland(env) and (t.window is None or (t.window.x, t.window.y) == (0, 0)):
+            # Toolkits under Wayland give places inside their window, which lies somewhere unknown to them.
+            raise CaptureError(f"under Wayland, the program with the focus does not say where its window is on the "
+                               f"screen, so its focused {t.role} cannot be found in the screenshot; --full "
+                               "describes the whole screen, --region X,Y,W,H a part of it")
+        rect, role, name = t.rect, t.role, t.name
+        holder = None if t.holder is None else {"role": t.holder.role, "name": t.holder.name,
+                                                "rect": t.holder.rect.to_json()}
+    elif what == "window":
+        if wayland(env):
+            raise CaptureError("a Wayland desktop tells no program where the active window is; --focus, --full "
+                               "or --region X,Y,W,H work")
+        rect, name = active_window(env.get("DISPLAY", ""))
+        role = "window"
+    elif what == "region":
+        rect, role = region, "region"
+    elif what != "full":
+        raise ValueError(f"unknown capture {what!r} (one of {', '.join(WHAT)})")
+    image, got = from_portal(rect, env) if wayland(env) else grab(rect, env.get("DISPLAY", ""))
+    return Capture(image, got, role, name, holder)
 
 
 def parse_region(text: str) -> Rect:
@@ -60,14 +107,30 @@ def parse_region(text: str) -> Rect:
 
 
 def grab(rect: Rect | None, display: str) -> tuple[Image.Image, Rect]:
-    """The pixels of ``rect`` (None: the whole screen), clipped to the screen, and the rectangle they
-    came from. Raises CaptureError when the display cannot be read or the rectangle is off screen."""
+    """The pixels of ``rect`` (None: the whole screen) on the X display, clipped to the screen, and the
+    rectangle they came from. Raises CaptureError when the display cannot be read or the rectangle is off
+    screen."""
     from PIL import ImageGrab
 
     try:
         whole = ImageGrab.grab(xdisplay=display)
     except OSError as exc:
         raise CaptureError(f"the X display {display} cannot be read ({exc})") from None
+    return _cut(whole, rect)
+
+
+def from_portal(rect: Rect | None, env: Mapping[str, str]) -> tuple[Image.Image, Rect]:
+    """As ``grab``, from the Wayland desktop portal's screenshot (its file deleted once read)."""
+    from capdesk.screen import portal
+
+    try:
+        whole = portal.screenshot(env)
+    except portal.PortalError as exc:
+        raise CaptureError(f"{exc}; {ELSEWHERE}") from None
+    return _cut(whole, rect)
+
+
+def _cut(whole: Image.Image, rect: Rect | None) -> tuple[Image.Image, Rect]:
     screen = Rect(0, 0, whole.width, whole.height)
     got = screen if rect is None else rect.intersect(screen)
     if got.empty:
