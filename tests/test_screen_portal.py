@@ -195,3 +195,24 @@ def test_the_command_describes_the_region_under_wayland(bus, portal_answering):
     assert rec["captured"]["rect"] == {"x": PHOTO_AT[0], "y": PHOTO_AT[1], "width": 451, "height": 300}
     assert (rec["caption"], rec["description"]) == (own["caption"], own["description"])
     assert list(portal_answering.folder.iterdir()) == []
+
+
+def test_focus_under_wayland_is_cut_where_its_window_is_known(bus, portal_answering, monkeypatch):
+    from capdesk.screen import capture
+    from capdesk.screen.atspi import Target
+
+    def focused(window: Rect):
+        return lambda env: Target("image", "", Rect(*PHOTO_AT, 451, 300), window=window)
+
+    # A program that knows where its window is (X11 programs under XWayland do): the picture is cut out.
+    monkeypatch.setattr(capture, "focus_target", focused(Rect(80, 20, 900, 500)))
+    cap = take("focus", None, _wayland(bus))
+    with Image.open(SAMPLES / "chelsea.png") as cat:
+        assert cap.role == "image" and np.array_equal(np.asarray(cap.image), np.asarray(cat.convert("RGB")))
+    # Toolkits that do not (GTK and Qt on Wayland put their window at 0,0): refused before any screenshot.
+    asked = len(portal_answering.calls())
+    monkeypatch.setattr(capture, "focus_target", focused(Rect(0, 0, 900, 500)))
+    with pytest.raises(CaptureError, match="does not say where its window is on the screen, so its focused image "
+                                           "cannot be found in the screenshot; --full"):
+        take("focus", None, _wayland(bus))
+    assert len(portal_answering.calls()) == asked
