@@ -247,3 +247,18 @@ def test_messages_say_what_happened_in_words():
                                                       "and save it with Ctrl+S.")
     assert messages.watched([("a.png", "A cat.", None), ("b.png", "", "blurry")], [("c.png", "empty file")]) == (
         "2 new pictures captioned. The last, b.png: no alt text (blurry). New picture c.png failed: empty file.")
+
+
+def test_a_model_switch_that_changes_nothing_does_not_read_the_description_again(settings_file, photos):
+    """The list entry, read as the focus comes back from the Models dialog, already holds the
+    description: the same words once more were heard twice."""
+    s, runner, rec = make(settings_file)
+    s.open_paths(photos / "astronaut.png")
+    settle(s, runner, lambda: s.current.described is not None)
+    before = s.current.described.description
+    s.use_model("everyday")  # the model automatic choice already used for this photo
+    settle(s, runner, lambda: s.current.status is not PictureStatus.DESCRIBING)
+    assert s.current.described.description == before
+    assert rec.texts()[-1] == messages.same_description("everyday"), rec.texts()[-3:]
+    assert not any(before in t for t in rec.texts()[rec.texts().index(messages.model_in_use("everyday")):])
+    s.close()

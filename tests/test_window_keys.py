@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDialog, QLabel, QMenuBar  # noqa: E402
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QDialog, QLabel, QMenuBar  # noqa: E402
 
 from capdesk.session.settings import Settings  # noqa: E402
 
@@ -68,3 +68,43 @@ def test_models_dialog_says_what_automatic_uses_and_reads_no_install_path(qtbot,
         name = dlg.list.item(i).data(256)
         assert str(dlg.bundles[name].path) not in dlg.info.text(), dlg.info.text()
         assert str(dlg.bundles[name].path) == dlg.list.item(i).toolTip()
+
+
+def test_help_says_what_the_alt_text_says(qtbot, window, monkeypatch):
+    from capdesk.gui.dialogs import common
+
+    shown = []
+    monkeypatch.setattr(common, "show_list", lambda parent, title, label, lines: shown.append((title, lines)))
+    from capdesk.gui.dialogs import help as help_dialog
+
+    monkeypatch.setattr(help_dialog, "show_list", common.show_list)
+    item = next(a for m in window.menuBar().actions() if m.text() == "&Help" for a in m.menu().actions()
+                if a.text().startswith("&What the alt text says"))
+    item.trigger()
+    title, lines = shown[0]
+    assert title == "What the alt text says"
+    assert any("Probably" in t for t in lines) and any("empty" in t for t in lines)
+    assert any("0.80" in t for t in lines)  # the threshold the describer uses, not a copy of it
+
+
+def test_no_dialog_has_a_field_orca_reads_short(qtbot, window):
+    """Qt's QLineEdit gives Orca 43 zero-length text runs, and the field is read one character short
+    ("my-pictures" as "my-picture"): every one-line field is a plain-text edit."""
+    from PySide6.QtWidgets import QLineEdit
+
+    from capdesk.gui.dialogs import AltFillDialog, BatchDialog, SettingsDialog, TeachDialog
+
+    for dlg in (BatchDialog(window, "/tmp"), AltFillDialog(window, "/tmp"), TeachDialog(window),
+                SettingsDialog(window, window.settings)):
+        qtbot.addWidget(dlg)
+        fields = [w for w in dlg.findChildren(QLineEdit) if not isinstance(w.parent(), (QAbstractSpinBox, QComboBox))]
+        assert not fields, (type(dlg).__name__, [f.accessibleName() for f in fields])
+
+
+def test_an_empty_status_line_has_no_name_to_read(window):
+    from capdesk.gui.widgets import StatusLabel
+
+    line = StatusLabel("Alt text status")
+    assert line.accessibleName() == ""  # Orca read a bare "Alt text status." into the dialog's introduction
+    line.setText("3 of 9")
+    assert line.accessibleName() == "Alt text status: 3 of 9"

@@ -86,6 +86,9 @@ class MainWindow(QMainWindow):
         # Space on a word, or Tab into the Words list: the word in full, as Ctrl+. says it.
         self.pane.said.connect(self.session.say)
         split.setStretchFactor(1, 3)
+        # Wide enough for "name.png, alt text written, needs review" (it was cut to "needs re").
+        left.setMinimumWidth(300)
+        split.setSizes([340, 860])
         self.setCentralWidget(split)
         self.progress = named(QProgressBar(), "Work in progress")
         self.progress.setMaximumWidth(180)
@@ -133,6 +136,7 @@ class MainWindow(QMainWindow):
         self._action(t, "&Settings…", self.open_settings_dialog, "Ctrl+Shift+P")
         h = mb.addMenu("&Help")
         self._action(h, "&Keys…", self._keys, QKeySequence.StandardKey.HelpContents)
+        self._action(h, "&What the alt text says…", self._alt_text_rules)
         self._action(h, "&About CapDesk", self._about)
         # F10 opens the menu bar as in GTK and Windows programs; Qt has no such key of its own on Linux.
         menu_key = QAction(self)
@@ -382,7 +386,14 @@ class MainWindow(QMainWindow):
 
         keys = [(a.text().replace("&", "").rstrip("…"), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
                 for m in self.menuBar().actions() for a in m.menu().actions() if not a.shortcut().isEmpty()]
-        show_keys(self, [("Open the menu bar", "F10"), *keys])
+        show_keys(self, [("Open the menu bar", "F10 or Alt"), *keys])
+        self.focus_keeper.give_back()
+
+    def _alt_text_rules(self) -> None:
+        from .dialogs.help import show_alt_text_rules
+
+        show_alt_text_rules(self)
+        self.focus_keeper.give_back()
 
     def _about(self) -> None:
         from capdesk import __version__

@@ -54,7 +54,9 @@ class StatusLabel(QLabel):
 
     def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
         super().setText(text)
-        self.setAccessibleName(f"{self.title}: {text}" if text else self.title)
+        # Empty, it has no name: Orca reads a dialog's labels when it opens, and a bare "Alt text status."
+        # was heard as part of the dialog's introduction.
+        self.setAccessibleName(f"{self.title}: {text}" if text else "")
 
 
 def mnemonics(top: QWidget) -> dict[str, list[str]]:

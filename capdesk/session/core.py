@@ -53,6 +53,9 @@ class Session(Watching):
         self._describer_lock = threading.Lock()
         self._busy = 0
         self._clip_count = 0
+        # The description a picture had before a model switch: the same words again are not read again
+        # (the screen reader has just read them in the picture's list entry, as the focus came back).
+        self._before_switch: dict[str, str] = {}
         self._empty_explained = False  # why a picture has no alt text was said in full once
         self.pictures_reset = Notifier()  # ()
         self.picture_added = Notifier()  # (Picture)
@@ -264,7 +267,10 @@ class Session(Watching):
             return
         p.status = self._status_after_describing(p, d)
         self.picture_changed.emit(p)
-        if p is self.current:
+        before = self._before_switch.pop(p.key, None)
+        if p is self.current and before is not None and before == d.description:
+            self.say(messages.same_description(self.settings.model), key=p.key)
+        elif p is self.current:
             text = messages.description(d.description, p.reason, p.name, p.source,
                                         self._brief_if_empty(d.description))
             self._say_description(text, p.key)
@@ -352,6 +358,8 @@ class Session(Watching):
         self.apply_settings()
         self.say(messages.model_in_use(name, kept))
         if self.current is not None and not kept and self.current.status is not PictureStatus.DESCRIBING:
+            if self.current.described is not None:
+                self._before_switch[self.current.key] = self.current.described.description
             self._describe(self.current)
 
     # -- clipboard ----------------------------------------------------------------------------

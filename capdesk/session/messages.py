@@ -162,6 +162,11 @@ def model_in_use(name: str, kept_edit: bool = False) -> str:
     return f"Now using {who}"
 
 
+def same_description(name: str) -> str:
+    who = f"model {name}" if name else "automatic model choice"
+    return f"The description is the same with {who}"
+
+
 def verified(name: str, problems: list[str]) -> str:
     if not problems:
         return f"{name}: all files verified"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
 from capdesk.session import messages
@@ -144,13 +143,3 @@ class BatchDialog(ReportJobDialog):
             self._show_bar_later(t["done"] if t["listed"] else int(not result.interrupted), t["listed"])
         self.open_btn.setEnabled(bool(result is not None and self.report_path))
         self._running(False)
-
-    def open_report(self) -> None:
-        """Open the report by its absolute file URL; where no program opens it, say where it is."""
-        if not self.report_path:
-            return
-        path = Path(self.report_path).absolute()
-        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-            text = messages.report_not_opened(str(path))
-            self.status.setText(text)
-            self.session.say(text)

@@ -52,7 +52,7 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
 
 
 class PathEdit(QPlainTextEdit):
-    """A one-line field for a path, with QLineEdit's text() and setText().
+    """A one-line text field (a path, a name), with QLineEdit's text() and setText().
 
     Works around Qt 6 with Orca 43: Qt's QLineEdit gives every character a text-attribute run of
     length zero, from which Orca builds the line it reads one character short (a folder ending in
@@ -86,18 +86,25 @@ class PathEdit(QPlainTextEdit):
 
 def show_keys(parent, keys: list[tuple[str, str]]) -> None:
     """Help > Keys: every key of the window in a list, read one by one."""
+    show_list(parent, "Keys", "&Keys of the main window:", [f"{what}: {key}" for what, key in keys])
+
+
+def show_list(parent, title: str, label: str, lines: list[str]) -> None:
+    """Lines of help in a list: a screen reader reads them one at a time, with arrows, and says how many."""
     dlg = QDialog(parent)
-    dlg.setWindowTitle("Keys")
+    dlg.setWindowTitle(title)
     lay = QVBoxLayout(dlg)
-    lbl = QLabel("&Keys of the main window:")
-    lst = named(QListWidget(), "Keys")
-    lst.addItems([f"{what}: {key}" for what, key in keys])
+    lbl = QLabel(label)
+    lst = named(QListWidget(), title)
+    lst.setWordWrap(True)
+    lst.addItems(lines)
     lst.setCurrentRow(0)
     lbl.setBuddy(lst)
-    close = button("&Close", "Close the list of keys", dlg.reject)
+    close = button("&Close", f"Close {title}", dlg.reject)
     lay.addWidget(lbl)
     lay.addWidget(lst)
     lay.addWidget(close)
+    dlg.resize(640, 420)
     lst.setFocus()
     dlg.exec()
     dlg.deleteLater()
@@ -118,7 +125,9 @@ class FolderJobDialog(QDialog):
 
     def _folder_row(self, form: QFormLayout, text: str, name: str) -> PathEdit:
         self.folder = named(PathEdit(text), name)
-        browse = button("&Browse…", "Browse for the folder", self._browse)
+        # Its name says it all: a description read after it ("Browse for the folder") was heard as stray.
+        browse = button("&Browse…", "", self._browse)
+        browse.setAccessibleName("Browse for the folder…")
         row = QHBoxLayout()
         row.addWidget(self.folder)
         row.addWidget(browse)
@@ -210,8 +219,13 @@ class ReportJobDialog(FolderJobDialog):
     def _finished(self, result, text: str) -> None:
         self.result = result
         self.status.setText(text)
-        self.bar.setRange(0, 1)
-        self.bar.setValue(1 if result is not None else 0)
+        # A run that stopped keeps its bar where it stopped: a full bar would say "100 percent" for it.
+        if result is not None and not getattr(result, "interrupted", False):
+            self.bar.setRange(0, 1)
+            self.bar.setValue(1)
+        elif self.bar.maximum() == 0:
+            self.bar.setRange(0, 1)
+            self.bar.setValue(0)
         self.open_btn.setEnabled(bool(result is not None and self.report_path))
         self._running(False)
 
@@ -219,5 +233,12 @@ class ReportJobDialog(FolderJobDialog):
         return self.open_btn if self.open_btn.isEnabled() else self.close_btn
 
     def open_report(self) -> None:
-        if self.report_path:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(self.report_path))
+        """By its absolute address (a relative one failed from a window started with a relative path);
+        where no program opens it, the person is told where the report is instead of hearing nothing."""
+        if not self.report_path:
+            return
+        path = Path(self.report_path).absolute()
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            text = messages.report_not_opened(str(path))
+            self.status.setText(text)
+            self.session.say(text)

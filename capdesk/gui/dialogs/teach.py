@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout
 
 from capdesk.model.bundle import discover
 from capdesk.session import messages
@@ -10,7 +10,7 @@ from capdesk.session.jobs import TeachJob
 from capdesk.training_hint import training_unavailable
 
 from ..widgets import named
-from .common import FolderJobDialog
+from .common import FolderJobDialog, PathEdit
 
 
 class TeachDialog(FolderJobDialog):
@@ -29,7 +29,7 @@ class TeachDialog(FolderJobDialog):
         bl = QLabel("Start fro&m:")
         bl.setBuddy(self.base)
         form.addRow(bl, self.base)
-        self.name = named(QLineEdit("my-pictures"), "Name of the new model")
+        self.name = named(PathEdit("my-pictures"), "Name of the new model")  # a QLineEdit is read short
         nl = QLabel("New model &name:")
         nl.setBuddy(self.name)
         form.addRow(nl, self.name)
