@@ -159,6 +159,7 @@ def test_settings_dialog_shows_and_changes_the_key(qtbot, gnome, tmp_path):
     field = dlg.shortcut
     # Shown, named for a screen reader, explained, and a plain text edit (which Orca reads whole).
     assert field.text() == "<Super>d" and isinstance(field, QPlainTextEdit)
+    assert isinstance(dlg.lang, QPlainTextEdit)  # the dialog's other text field too
     assert field.accessibleName() == "Key that describes the focused picture"
     assert "capdesk screen --focus --speak" in field.accessibleDescription()
     label = next(w for w in dlg.findChildren(QLabel) if w.buddy() is field)

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QSpinBox,
     QWidget,
@@ -95,14 +94,14 @@ class SettingsDialog(QDialog):
         self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
         self.xmp_name.addItems(list(limits.SIDECAR_NAMINGS))
         self.xmp_name.setCurrentText(settings.xmp_name)
-        self.lang = add("Alt text &language:", QLineEdit(settings.lang), "Alt text language")
+        # Plain text edits, not QLineEdit, which Orca reads one character short ("pt-B" for "pt-BR").
+        self.lang = add("Alt text &language:", PathEdit(settings.lang), "Alt text language")
         self.threshold = add("&Confidence threshold:", QDoubleSpinBox(), "Confidence threshold")
         self.threshold.setRange(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX)
         self.threshold.setSingleStep(0.05)
         self.threshold.setValue(settings.confidence_threshold)
         self.clipboard = add("Caption cl&ipboard images:", QCheckBox(), "Caption clipboard images")
         self.clipboard.setChecked(settings.clipboard)
-        # A plain text edit, not a QLineEdit, which Orca reads one character short ("<Super>" for "<Super>d").
         # A key bound by install-user.sh --shortcut, not yet in the settings, is shown as the one in use.
         self._key_before = settings.screen_shortcut or shortcut.current() or ""
         self.shortcut = add("Screen description &key:", PathEdit(self._key_before), SHORTCUT_NAME)
@@ -131,7 +130,7 @@ class SettingsDialog(QDialog):
                 out[w.accessibleName()] = w.text()
             elif isinstance(w, QCheckBox):
                 out[w.accessibleName()] = "on" if w.isChecked() else "off"
-            elif isinstance(w, (QLineEdit, PathEdit)) and w.accessibleName():
+            elif isinstance(w, PathEdit) and w.accessibleName():
                 out[w.accessibleName()] = w.text()
         return out
 
