@@ -48,6 +48,7 @@ WINDOWS = frozenset({"frame", "window", "dialog"})
 VIEWS = WINDOWS | {"internal frame", "scroll pane", "viewport"}
 MAX_ANCESTORS = 64
 SIZE_RETRY_S = 0.1
+SIZE_WAIT_S = 2.0  # how long a focused object without a size is asked again (see focus_target)
 
 Ref = tuple[str, str]  # (bus name, object path): one accessible object
 
@@ -332,6 +333,7 @@ def focus_target(env: Mapping[str, str] | None = None, timeout: float = 5.0) -> 
     """What has the keyboard focus now, as the capture should frame it. Raises AtspiError saying why not."""
     env = os.environ if env is None else env
     deadline = time.monotonic() + timeout
+    sized_by = min(deadline, time.monotonic() + SIZE_WAIT_S)
     with Bus(bus_address(env)) as bus:
         while True:
             ref = find_focused(bus, deadline)
@@ -345,6 +347,6 @@ def focus_target(env: Mapping[str, str] | None = None, timeout: float = 5.0) -> 
             except NoSize:
                 # Firefox tells where things are a moment after it tells the focus moved (its content
                 # process sends the sizes on): asked again while there is time.
-                if time.monotonic() + SIZE_RETRY_S > deadline:
+                if time.monotonic() + SIZE_RETRY_S > sized_by:
                     raise
                 time.sleep(SIZE_RETRY_S)
