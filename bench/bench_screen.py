@@ -12,7 +12,7 @@ xdotool) to speech-dispatcher receiving the text, measured by a stand-in speech-
 its own (SPEECHD_ADDRESS) that answers as the real one does and notes when the text came. What the real
 speech-dispatcher adds before the first sound (espeak-ng starting on the text) is measured apart when it
 is installed, on one of the bench's own: the time from handing it a text to its BEGIN event. The service's
-memory is its resident set (VmRSS) after the runs, and its peak (VmHWM).
+memory is its resident set (VmRSS) idle after the runs, and its peak (VmHWM).
 """
 
 from __future__ import annotations
@@ -233,6 +233,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
+    load = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="capdesk-bench-screen-"))
     tmp.chmod(0o700)
     procs: list[subprocess.Popen] = []
@@ -248,41 +249,42 @@ def main() -> None:
         x, y, wd, ht = json.loads(_line(win))
         region = [*capdesk, "screen", "--region", f"{x},{y},{wd},{ht}", "--speak"]
         version = [*capdesk, "--version"]
-        press(region, env, fake)  # the first run fills the page cache: every run after it is what a user meets
-        base, cold, cold_end = [], [], []
-        for _ in range(args.runs):
-            base.append(timed(version, env))
-            word, end = press(region, env, fake)
-            cold.append(word)
-            cold_end.append(end)
-        rows += [fmt("capdesk --version (baseline)", base),
-                 fmt("(a) cold, no service: --region --speak, to the text", cold),
-                 fmt("    the same, until the process ended (speech ended)", cold_end)]
-
-        first, started, warm, warm_end, focus, key = [], [], [], [], [], []
+        # Without a service: the same session, but a runtime folder where none listens.
+        alone = dict(env, XDG_RUNTIME_DIR=str(tmp / "alone"))
+        (tmp / "alone").mkdir(mode=0o700)
+        press(region, alone, fake)  # the first run fills the page cache: every run after it is what a user meets
+        base, cold, cold_end, first, started, warm, warm_end, focus, key = ([] for _ in range(9))
         imports = ""
         mem: dict[str, int] = {}
+        grab = shutil.which("xdotool") is not None and "DBUS_SESSION_BUS_ADDRESS" in env
         for n in range(args.runs):
             t = time.monotonic()
             svc = subprocess.Popen([*capdesk, "service", "--key", KEY], env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True)
             wait_for_service(env, svc)
             started.append(time.monotonic() - t)
-            word, _ = press(region, env, fake)
-            first.append(word)
-            if n == 0:  # one service serves the repeated presses
+            first.append(press(region, env, fake)[0])
+            if n == 0:  # one service serves the repeated presses, taken in turn with the cold ones (same load)
                 for _ in range(args.runs):
+                    base.append(timed(version, env))
+                    word, end = press(region, alone, fake)
+                    cold.append(word)
+                    cold_end.append(end)
                     word, end = press(region, env, fake)
                     warm.append(word)
                     warm_end.append(end)
                     focus.append(press([*capdesk, "screen", "--focus", "--speak"], env, fake)[0])
-                    if shutil.which("xdotool") and "DBUS_SESSION_BUS_ADDRESS" in env:
+                    if grab:
                         key.append(press(["xdotool", "key", "super+d"], env, fake)[0])
+                time.sleep(2)  # idle: the service has handed back what the last request freed
                 mem = memory_kb(svc.pid)
                 imports = client_imports(region[len(capdesk):], env)
             subprocess.run([*capdesk, "service", "--stop"], env=env, stdout=subprocess.DEVNULL, check=True)
             svc.wait(60)
-        rows += [fmt("(b) service started until it answers", started),
+        rows += [fmt("capdesk --version (baseline)", base),
+                 fmt("(a) cold, no service: --region --speak, to the text", cold),
+                 fmt("    the same, until the process ended (speech ended)", cold_end),
+                 fmt("(b) service started until it answers", started),
                  fmt("(b) service: first press after it started, to the text", first),
                  fmt("(b) service: repeated presses --region --speak, to the text", warm),
                  fmt("    the same, until the client process ended", warm_end),
@@ -291,14 +293,15 @@ def main() -> None:
                     "(c) key grab: not measured (needs xdotool and the accessibility bus)")
         rows.append(imports)
         begin = speechd_begin_s(tmp)
-        rows.append(f"service memory: resident {mem.get('VmRSS', 0) / 1024:.0f} MB, peak "
+        rows.append(f"service memory: resident when idle {mem.get('VmRSS', 0) / 1024:.0f} MB, peak "
                     f"{mem.get('VmHWM', 0) / 1024:.0f} MB")
     finally:
         for p in reversed(procs):
             p.terminate()
             p.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"cores: {os.cpu_count()}, load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}, "
+    print(f"cores: {os.cpu_count()}, load average before: {' '.join(f'{v:.2f}' for v in load)}, after: "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}, "
           f"runs: {args.runs}, picture {wd}x{ht}, command: {' '.join(capdesk)}")
     print("\n".join(rows))
     print("real speech-dispatcher, text to BEGIN (first sound), espeak-ng: " + (

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 KEY_ARGV = ["screen", "--focus", "--speak"]  # what the grabbed key does
 MAX_ENGINES = 2  # describers kept for options other than the defaults (each holds a model: ~100 MB)
 SETTINGS_POLL_S = 1.0
+TRIM_AFTER_S = 1.0  # once the answer is out and spoken to speech-dispatcher
 
 
 def add_parser(sub) -> None:
@@ -174,6 +175,7 @@ class ScreenService:
                 os.umask(old_mask)
                 with contextlib.suppress(OSError):
                     os.chdir(self.home)
+        threading.Timer(TRIM_AFTER_S, _give_back_memory).start()
         if self.verbose:
             print(f"capdesk: screen request answered in {1000 * (time.monotonic() - started):.0f} ms "
                   f"(exit status {status})", file=sys.__stderr__, flush=True)
@@ -262,6 +264,7 @@ class ScreenService:
             for picture in (card, shades):
                 with contextlib.suppress(Exception):
                     describer.describe_images([picture], ["warm-up"])
+            _give_back_memory()
         if self.env.get("DISPLAY") and capture.refusal(self.env) is None:
             with contextlib.suppress(Exception):
                 capture.grab(atspi.Rect(0, 0, 1, 1), self.env["DISPLAY"])
@@ -366,6 +369,15 @@ def _settings_key() -> tuple[tuple[int, int] | None, str]:
     settings, _ = Settings.load()
     key = getattr(settings, "screen_shortcut", "")
     return stamp, key if isinstance(key, str) else ""
+
+
+def _give_back_memory() -> None:
+    """Hand the memory a request freed back to the system: idle, the service keeps a resident set of some
+    270 MB instead of 400-600 MB (the next picture does not take longer for it; glibc only)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _mtime(path) -> int | None:
