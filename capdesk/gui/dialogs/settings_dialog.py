@@ -110,6 +110,9 @@ class SettingsDialog(QDialog):
         about_key = QLabel(SHORTCUT_HELP)
         about_key.setTextFormat(Qt.TextFormat.PlainText)  # "<Super>" is a key, not a tag
         about_key.setWordWrap(True)
+        # Tied to the field it explains: a label tied to nothing is read by Orca as part of the dialog's
+        # introduction, and this one was heard whole before the first control.
+        about_key.setBuddy(self.shortcut)
         form.addRow(about_key)
         self.changes: list[str] = []  # what the person changed, in words, once accepted
         self._before = self._shown()
