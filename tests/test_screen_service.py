@@ -360,3 +360,21 @@ def test_the_key_follows_the_settings(service_env, tmp_path):
             time.sleep(0.1)
     finally:
         assert s.stop()[0] == 0
+
+
+def test_a_killed_service_leaves_nothing_in_the_way(service_env, tmp_path):
+    env = alone(service_env, tmp_path)
+    s = Service(env)
+    s.proc.kill()  # no chance to clean up: its socket file stays
+    s.proc.wait(30)
+    sock = Path(client.folder(env)) / client.SOCKET
+    assert sock.exists()
+    proc = run("screen", "--region", "0,0,40,30", env=env)  # done by the command itself
+    assert proc.returncode == 0 and proc.stdout.strip()
+    assert run("service", "--status", env=env).returncode == 1
+    again = Service(env)  # the lock died with the process: a new service starts
+    try:
+        assert again.ping()["pid"] == again.proc.pid
+    finally:
+        assert again.stop()[0] == 0
+    assert not sock.exists()
