@@ -4,6 +4,10 @@ a region, the whole screen) and print or speak it.
 Made to be bound to a key: with ``--speak`` every outcome, failures included, is said, since the user
 who pressed the key may have no terminal to read. The captured pixels stay in this process's memory
 unless ``--save`` is given; nothing is logged.
+
+``run`` is the command itself, over a describer and a voice given to it: this process's own
+(``cmd_screen``), or those that ``capdesk service`` keeps loaded, when it answers for the command
+(``capdesk.cli.service``; the pixels then stay in the service's memory).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ def add_parser(sub) -> None:
         "screen", help="describe what is on screen: the focused picture, the active window, a region",
         description="Capture part of the screen (X11) and describe it as any picture is described; text on screen "
                     "is read (--ocr always by default). The pixels stay in memory unless --save is given, and "
-                    "nothing is logged. Bind 'capdesk screen --focus --speak' to a key (see the README).")
+                    "nothing is logged. Bind 'capdesk screen --focus --speak' to a key (see the README). Where "
+                    "'capdesk service' runs, it answers, with the model already loaded (within half a second).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--focus", action="store_true",
                       help="the object with the keyboard focus, found through the accessibility bus (AT-SPI); the "
