@@ -46,7 +46,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "service", help="keep CapDesk loaded in the background so that capdesk screen answers at once",
         description="Run in the background (start it with your desktop session): 'capdesk screen' is then "
-                    "answered by this process, with the model already loaded, within half a second. Only you "
+                    "answered by this process, with the model already loaded: about a third of a second on two "
+                    "cores, where loading it takes a second or more. Only you "
                     "can reach it (a socket in your runtime folder). The pictures stay in memory and nothing "
                     "is logged. One runs per user; stop it with Ctrl-C or 'capdesk service --stop'.")
     p.add_argument("--key", metavar="KEY", default=None,
@@ -77,9 +78,12 @@ def cmd_service(ns: argparse.Namespace, parser: Callable[[], argparse.ArgumentPa
         print(f"CapDesk service {'stopping' if ns.stop else 'running'} (pid {reply.get('pid')}{key})")
         return EXIT_OK
     if ns.key:
-        try:
+        from capdesk.screen.shortcut import ShortcutError, normalize
+
+        try:  # the notation and the refusals of the Settings dialog's key: Super+D is <Super>d there too
+            ns.key = normalize(ns.key)
             parse_accelerator(ns.key)
-        except BadKey as exc:
+        except (ShortcutError, BadKey) as exc:
             error(str(exc))
             return EXIT_USAGE
     service = ScreenService(dict(os.environ), parser, ns.verbose)
