@@ -33,10 +33,13 @@ HEAVY = ("numpy", "onnxruntime", "PIL", "PySide6", "rapidocr_onnxruntime", "argp
 
 
 class FakeSpeechd:
-    """Answers SSIP as speech-dispatcher does and keeps each text it is given, and each command line."""
+    """Answers SSIP as speech-dispatcher does and keeps each text it is given, and each command line. With
+    ``hold``, a text is spoken until its client cancels it (as a long description is)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, hold: bool = False) -> None:
+        self.hold = hold
         self.texts: list[str] = []
+        self.cancelled_at: list[int] = []
         self.commands: list[str] = []
         self._cond = threading.Condition()
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -65,10 +68,16 @@ class FakeSpeechd:
                         self.texts.append("\n".join(body))
                         self._cond.notify_all()
                     body = None
-                    conn.sendall(b"225-1\r\n225 OK MESSAGE QUEUED\r\n702-1\r\n702-1\r\n702 END\r\n")
+                    conn.sendall(b"225-1\r\n225 OK MESSAGE QUEUED\r\n" if self.hold else
+                                 b"225-1\r\n225 OK MESSAGE QUEUED\r\n702-1\r\n702-1\r\n702 END\r\n")
                     continue
-                self.commands.append(line)
-                if line == "SPEAK":
+                with self._cond:
+                    self.commands.append(line)
+                    self._cond.notify_all()
+                if line == "CANCEL self":
+                    self.cancelled_at.append(len(self.texts))  # how many texts had come when it came
+                    conn.sendall(b"200 OK\r\n703-1\r\n703-1\r\n703 CANCELED\r\n")
+                elif line == "SPEAK":
                     body = []
                     conn.sendall(b"230 OK RECEIVING DATA\r\n")
                 elif line == "QUIT":
@@ -81,6 +90,10 @@ class FakeSpeechd:
             assert self._cond.wait_for(lambda: len(self.texts) >= count, timeout), \
                 f"speech-dispatcher was told {len(self.texts)} texts, not {count}"
             return list(self.texts)
+
+    def wait_for_command(self, command: str, timeout: float = START_TIMEOUT_S) -> None:
+        with self._cond:
+            assert self._cond.wait_for(lambda: command in self.commands, timeout), self.commands
 
     def close(self) -> None:
         self.server.close()
@@ -327,6 +340,23 @@ def test_speak_is_handed_to_speech_dispatcher_by_the_service(service, window, sp
     assert said == proc.stdout.strip()
     assert "SET self CLIENT_NAME user:capdesk:screen" in speechd.commands
     assert "SET self PRIORITY message" in speechd.commands
+
+
+def test_a_new_press_stops_what_the_service_still_says(service, window, tmp_path):
+    long_speech = FakeSpeechd(tmp_path / "holding.sock", hold=True)  # the client's SPEECHD_ADDRESS is used
+    env = dict(service.env, SPEECHD_ADDRESS=f"unix_socket:{tmp_path / 'holding.sock'}")
+    x, y, w, h = window.focus
+    try:
+        first = run("screen", "--region", f"{x},{y},{w},{h}", "--speak", env=env)
+        assert first.returncode == 0 and long_speech.wait_for(1) == [first.stdout.strip()]  # ended, still saying it
+        assert "CANCEL self" not in long_speech.commands
+        second = run("screen", "--region", f"{x},{y},{w},{h}", "--speak", env=env)
+        assert second.returncode == 0
+        long_speech.wait_for_command("CANCEL self")
+        assert long_speech.wait_for(2)[1] == second.stdout.strip()
+        assert long_speech.cancelled_at == [1]  # the first stopped before the second was said
+    finally:
+        long_speech.close()
 
 
 @pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)")
