@@ -408,3 +408,9 @@ def test_a_killed_service_leaves_nothing_in_the_way(service_env, tmp_path):
     finally:
         assert again.stop()[0] == 0
     assert not sock.exists()
+
+
+def test_a_client_of_another_version_does_the_work_itself(service):
+    request = {"op": "screen", "argv": ["screen", "--full"], "env": service.env, "cwd": str(ROOT), "umask": 0o022}
+    reply = client.ask(dict(request, version="0.0.0-other"), service.env, timeout=60)
+    assert reply is not None and "decline" in reply and "status" not in reply

@@ -148,6 +148,10 @@ class ScreenService:
                     and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
                     and isinstance(cwd, str)):
                 return {"decline": "malformed request"}
+            from capdesk import __version__
+
+            if request.get("version") != __version__:  # a service left running across an upgrade
+                return {"decline": f"the service runs CapDesk {__version__}"}
             umask = request.get("umask")
             return self.screen(argv, env, cwd, umask if isinstance(umask, int) else 0o022)
         return {"decline": f"unknown request {op!r}"}

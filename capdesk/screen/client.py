@@ -104,9 +104,12 @@ def forward_screen(argv: Sequence[str]) -> int | None:
         cwd = os.getcwd()
     except OSError:
         return None  # relative paths would mean nothing to the service
+    from capdesk import __version__
+
     mask = os.umask(0o022)
     os.umask(mask)
-    reply = ask({"op": "screen", "argv": list(argv), "env": dict(os.environ), "cwd": cwd, "umask": mask})
+    reply = ask({"op": "screen", "argv": list(argv), "env": dict(os.environ), "cwd": cwd, "umask": mask,
+                 "version": __version__})
     if reply is None or "status" not in reply:
         return None
     try:
