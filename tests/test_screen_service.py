@@ -216,6 +216,15 @@ def test_plain_output_and_review_line_are_the_same(service, window, tmp_path):
         (by_itself.returncode, by_itself.stdout, by_itself.stderr)
 
 
+def test_focus_is_asked_of_the_clients_accessibility_bus(service, window, tmp_path):
+    by_service = run("screen", "--focus", "--json", env=service.env)
+    by_itself = run("screen", "--focus", "--json", env=alone(service.env, tmp_path))
+    assert (by_service.returncode, by_service.stdout, by_service.stderr) == \
+        (by_itself.returncode, by_itself.stdout, by_itself.stderr)
+    cap = json.loads(by_service.stdout)["captured"]
+    assert cap["role"] == "push button" and cap["name"] == "Photo of the day"
+
+
 def test_save_writes_where_the_client_is(service, window, tmp_path):
     x, y, w, h = window.focus
     recs = {}
