@@ -340,6 +340,13 @@ def test_a_bad_key_is_refused_in_one_line(service_env, tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'nokey'" in proc.stderr
 
 
+def test_a_key_another_program_holds_is_said_in_one_line(service, tmp_path):
+    # A service of another session (its own runtime folder) on the same display: the module's holds <Super>d.
+    proc = run("service", "--key", "<Super>d", env=alone(service.env, tmp_path))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "taken by another program" in proc.stderr
+    assert service.ping()["key"] == "<Super>d"  # the first one keeps it
+
+
 def test_speak_is_handed_to_speech_dispatcher_by_the_service(service, window, speechd):
     x, y, w, h = window.focus
     before = len(speechd.texts)

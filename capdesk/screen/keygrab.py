@@ -155,7 +155,8 @@ class KeyGrab:
         self._d.sync()
         if catch.get_error() is not None:
             self._ungrab()
-            return f"{accel} is taken by another program (its shortcut); choose another key"
+            return (f"{accel} is taken by another program's shortcut: choose another key, or let that shortcut run "
+                    "'capdesk screen --focus --speak', which the service answers all the same")
         self._keycode, self.key = keycode, accel
         return None
 
