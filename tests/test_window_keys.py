@@ -108,3 +108,20 @@ def test_an_empty_status_line_has_no_name_to_read(window):
     assert line.accessibleName() == ""  # Orca read a bare "Alt text status." into the dialog's introduction
     line.setText("3 of 9")
     assert line.accessibleName() == "Alt text status: 3 of 9"
+
+
+def test_a_chord_posted_again_by_the_accessibility_bridge_does_not_arm_the_menu_bar(qtbot, window):
+    """Under Orca, Qt posts each key again once the screen reader has seen it, and the second Alt
+    ShortcutOverride made the menu bar open after Alt+A had run (the focus went to File, not Alt text)."""
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtGui import QKeyEvent
+
+    guard = window._alt_guard
+    handle = window.windowHandle()
+    alt = Qt.KeyboardModifier.AltModifier
+    posted_again = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Alt, alt)  # sent, not spontaneous
+    assert not guard.eventFilter(handle, posted_again)  # the key itself goes on to its widget
+    override = QKeyEvent(QEvent.Type.ShortcutOverride, Qt.Key.Key_Alt, alt)
+    assert guard.eventFilter(window, override)  # ...but the menu bar never sees it as Alt alone
+    letter = QKeyEvent(QEvent.Type.ShortcutOverride, Qt.Key.Key_A, alt)
+    assert not guard.eventFilter(window, letter)  # other keys' overrides are untouched

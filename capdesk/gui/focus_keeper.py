@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import time
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QWindow
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMenuBar, QWidget
 
 SETTLE_S = 5.0  # how long focus is asked back after a dialog closes, on a loaded machine
@@ -86,3 +87,28 @@ class FocusKeeper(QObject):
         if focus is None or _is_menu(focus):
             self._ask()
 
+
+
+class RepostedAltGuard(QObject):
+    """Keeps a key chord that Orca saw from reaching Qt's menu bar a second time.
+
+    With a screen reader, Qt's accessibility bridge holds every key press until the screen reader has
+    seen it, then posts it again; Qt then sends a second ShortcutOverride for the Alt key, after the
+    Alt+letter shortcut has already run. Qt's menu bar takes that second one as Alt pressed alone and
+    opens: Alt+A (the Alt text box) ended in the File menu, and Alt alone opened and closed the menu bar
+    at once. Each chord begins with a key event sent to the window (QWindow): spontaneous when it comes
+    from the X server, not when it is posted again. The Alt ShortcutOverride of a posted-again chord
+    is dropped; the key itself still reaches its widget."""
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self._reposted = False
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        t = ev.type()
+        if t not in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            return False
+        if isinstance(obj, QWindow):
+            self._reposted = not ev.spontaneous()
+        return (t == QEvent.Type.ShortcutOverride and self._reposted
+                and ev.key() in (Qt.Key.Key_Alt, Qt.Key.Key_AltGr))

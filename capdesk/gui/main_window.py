@@ -30,7 +30,7 @@ from capdesk.session.core import Message, Picture, PictureStatus, Session
 from capdesk.session.settings import Settings
 
 from .announcer import Announcer, speak_combo_changes
-from .focus_keeper import FocusKeeper
+from .focus_keeper import FocusKeeper, RepostedAltGuard
 from .picture_pane import PicturePane
 from .qtutil import QtRunner, qimage_to_pil, screen_reader_active
 from .status_line import StatusBar
@@ -53,6 +53,8 @@ class MainWindow(QMainWindow):
         self._build()
         self._build_menus()
         self.focus_keeper = FocusKeeper(self, self.list)
+        self._alt_guard = RepostedAltGuard(self)
+        QApplication.instance().installEventFilter(self._alt_guard)
         self.announcer = Announcer(self)
         s = self.session
         s.pictures_reset.connect(self._on_reset)
