@@ -48,10 +48,11 @@ def add_parser(sub) -> None:
     """Register the command with the main parser's subcommands."""
     p = sub.add_parser(
         "screen", help="describe what is on screen: the focused picture, the active window, a region",
-        description="Capture part of the screen (X11) and describe it as any picture is described; text on screen "
-                    "is read (--ocr always by default). The pixels stay in memory unless --save is given, and "
-                    "nothing is logged. Bind 'capdesk screen --focus --speak' to a key (see the README). Where "
-                    "'capdesk service' runs, it answers, with the model already loaded (within half a second).")
+        description="Capture part of the screen (X11, or Wayland through the desktop portal) and describe it as "
+                    "any picture is described; text on screen is read (--ocr always by default). The pixels stay "
+                    "in memory unless --save is given, and nothing is logged. Bind 'capdesk screen --focus "
+                    "--speak' to a key (see the README). Where 'capdesk service' runs, it answers, with the model "
+                    "already loaded (within half a second).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--focus", action="store_true",
                       help="the object with the keyboard focus, found through the accessibility bus (AT-SPI); the "
@@ -162,26 +163,10 @@ def _what(ns: argparse.Namespace) -> str:
 
 
 def _capture(ns: argparse.Namespace, env: dict[str, str]):
-    from capdesk.screen.atspi import AtspiError, focus_target
-    from capdesk.screen.capture import Capture, CaptureError, active_window, grab
+    """From the X display, or under Wayland from the desktop portal's screenshot (``capture.take``)."""
+    from capdesk.screen.capture import take
 
-    display = env["DISPLAY"]
-    rect, role, name, holder = None, "screen", "", None
-    if ns.focus:
-        try:
-            t = focus_target(env)
-        except AtspiError as exc:
-            raise CaptureError(str(exc)) from None
-        rect, role, name = t.rect, t.role, t.name
-        holder = None if t.holder is None else {"role": t.holder.role, "name": t.holder.name,
-                                                "rect": t.holder.rect.to_json()}
-    elif ns.window:
-        rect, name = active_window(display)
-        role = "window"
-    elif ns.region:
-        rect, role = ns.region, "region"
-    image, got = grab(rect, display)
-    return Capture(image, got, role, name, holder)
+    return take(_what(ns), ns.region, env)
 
 
 def _save_png(image, folder: Path) -> Path | str:
