@@ -48,7 +48,8 @@ def add_parser(sub) -> None:
     """Register the command with the main parser's subcommands."""
     p = sub.add_parser(
         "screen", help="describe what is on screen: the focused picture, the active window, a region",
-        description="Capture part of the screen (X11, or Wayland through the desktop portal) and describe it as "
+        description="Capture part of the screen (X11, or Wayland through the desktop portal's screenshot, whose file "
+                    "is deleted as soon as it is read) and describe it as "
                     "any picture is described; text on screen is read (--ocr always by default). The pixels stay "
                     "in memory unless --save is given, and nothing is logged. Bind 'capdesk screen --focus "
                     "--speak' to a key (see the README). Where 'capdesk service' runs, it answers, with the model "
@@ -57,7 +58,8 @@ def add_parser(sub) -> None:
     what.add_argument("--focus", action="store_true",
                       help="the object with the keyboard focus, found through the accessibility bus (AT-SPI); the "
                            "picture inside it when it is a link, button or cell holding one")
-    what.add_argument("--window", action="store_true", help="the active window")
+    what.add_argument("--window", action="store_true",
+                      help="the active window (X11 only: a Wayland desktop tells no program where it is)")
     what.add_argument("--region", type=region_type, metavar="X,Y,W,H", help="a rectangle in screen pixels")
     what.add_argument("--full", action="store_true", help="the whole screen")
     p.add_argument("--json", action="store_true",
