@@ -197,7 +197,7 @@ def test_picture_stays_in_view_while_it_is_captioned(qtbot, window, photos):
         gate.set()
 
 
-def test_space_and_tab_on_the_words_say_the_word_in_full(qtbot, window, photos):
+def test_tab_selects_the_word_and_space_says_it_in_full(qtbot, window, photos):
     window.session.screen_reader = lambda: True
     pane = _captioned(qtbot, window, photos / "astronaut.png")
     words = pane.words
@@ -209,11 +209,12 @@ def test_space_and_tab_on_the_words_say_the_word_in_full(qtbot, window, photos):
     qtbot.waitUntil(window.list.hasFocus, timeout=5000)
     qtbot.keyClick(window.list, Qt.Key.Key_Tab)  # from the Images list into the Words list
     qtbot.waitUntil(words.hasFocus, timeout=5000)
-    w0 = words.item(0).text()
-    qtbot.waitUntil(lambda: bool(heard), timeout=5000)
-    assert heard[-1].startswith(f"Word 1 of {n}, “{w0}”: looked ")
-    assert pane.view.property("attention_word") == 0 and words.item(0).isSelected()  # and its map is shown
-    assert window.announcer.said[-1] == heard[-1], "the window hands pane.said to the screen reader"
+    # Tab in selects the current word, which the screen reader then reads with where the model looked
+    # (an announcement on top of that was heard as the same word twice under Orca)
+    qtbot.waitUntil(lambda: words.item(0).isSelected(), timeout=5000)
+    assert str(words.item(0).data(Qt.ItemDataRole.AccessibleDescriptionRole)).startswith("looked ")
+    assert pane.view.property("attention_word") == 0  # and its map is shown
+    assert heard == []
     qtbot.keyClick(words, Qt.Key.Key_Right)
     qtbot.keyClick(words, Qt.Key.Key_Space)
     w1 = words.item(1).text()

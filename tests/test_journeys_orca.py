@@ -1,6 +1,7 @@
 """A blind user's day in the window, under the real Orca screen reader, keyboard only: stop watching a
-folder, the menu bar by F10, combo boxes changed with the arrow keys, a picture copied to the clipboard
-while alt text is being typed, an unsaved edit on switching pictures and on quitting.
+folder, the status line in flat review, the menu bar by F10 and by Alt, combo boxes changed with the
+arrow keys, Settings saved and the focus back, a picture copied to the clipboard while alt text is being
+typed, an unsaved edit on switching pictures and on quitting.
 
 One run of the shared harness (``../shared/tools/orca_speech.sh``, Debian's Orca 43.1 on a virtual
 display) serves every test here; each asserts what Orca said and what ended up on disk.
@@ -31,6 +32,11 @@ key ctrl+shift+r
 wait 4
 key Return
 wait 4
+# flat review: the bottom line of the window is the status line, with the last message
+key Insert+KP_Page_Up
+wait 3
+key KP_Subtract
+wait 2
 # the menu bar: by F10, then by Alt alone; Escape goes back to the list each time
 key F10
 wait 4
@@ -158,6 +164,12 @@ def test_stop_watching_is_spoken_and_forgotten(day):
     said = _after(steps, "key Return", 1)
     assert f"Stopped watching {inbox}; no folder is watched now" in said, said
     assert json.loads(settings.read_text(encoding="utf-8"))["watch_folders"] == []
+
+
+def test_the_status_line_is_in_flat_review(day):
+    steps, _, inbox, _ = day
+    said = _after(steps, "key Insert+KP_Page_Up")  # Orca's "bottom of the window" in flat review
+    assert any(t.startswith(f"Stopped watching {inbox}") for t in said), said
 
 
 def test_attention_step_is_spoken(day):

@@ -96,8 +96,7 @@ class WordList(QListWidget):
     """A caption's words side by side, as high as its rows of words and no higher.
 
     ``asked(row)`` asks for the current word to be said in full ("Word 2 of 9, ..."): on Space, which
-    a one-choice list otherwise swallows in silence, and when the focus comes in by a key, where a
-    screen reader reads the entry without its place among the words. -1: Space with no words.
+    a one-choice list otherwise swallows in silence. -1: Space with no words.
     """
 
     asked = Signal(int)
@@ -127,15 +126,11 @@ class WordList(QListWidget):
         super().focusInEvent(ev)
         if ev.reason() in KEYBOARD_FOCUS and self.count():
             row = max(self.currentRow(), 0)
-            if not self.item(row).isSelected():  # Qt makes the first entry current without selecting it
+            # Qt makes the first entry current without selecting it, and Orca then read only "List with 9
+            # items": selected, the word and where the model looked are read as the focus comes in (so
+            # nothing more is said here: Orca was heard reading the word, then the same word again).
+            if not self.item(row).isSelected():
                 self.setCurrentRow(row)
-            # Once the focus change is over: the announcer then knows the focus has just moved and lets
-            # the screen reader read the entry first.
-            QTimer.singleShot(0, self._ask_if_focused)
-
-    def _ask_if_focused(self) -> None:
-        if self.hasFocus() and self.currentRow() >= 0:
-            self.asked.emit(self.currentRow())
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(ev)
