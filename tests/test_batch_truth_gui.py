@@ -43,7 +43,7 @@ def _all_of(n: int) -> str:
 def test_batch_dialog_cancel_restart_report_and_open(qtbot, window, tmp_path, monkeypatch):
     from capdesk.gui.announcer import FOCUS_SETTLE_S
     from capdesk.gui.dialogs import BatchDialog
-    from capdesk.gui.dialogs import batch as batch_dialog
+    from capdesk.gui.dialogs import common as job_dialogs
 
     monkeypatch.chdir(tmp_path)
     d = tmp_path / "many"
@@ -100,7 +100,7 @@ def test_batch_dialog_cancel_restart_report_and_open(qtbot, window, tmp_path, mo
             opened.append(url)
             return False
 
-    monkeypatch.setattr(batch_dialog, "QDesktopServices", NoLauncher)
+    monkeypatch.setattr(job_dialogs, "QDesktopServices", NoLauncher)  # batch and alt-fill share it
     dlg.open_report()
     assert opened[0].isLocalFile() and Path(opened[0].toLocalFile()) == Path(dlg.report_path).absolute()
     said = f"No program opened the report. It is saved at {Path(dlg.report_path).absolute()}"

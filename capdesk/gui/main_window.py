@@ -237,7 +237,9 @@ class MainWindow(QMainWindow):
     def ask_unsaved(self, title: str, question: str) -> QMessageBox.StandardButton:
         """Save, Discard or Cancel; the default, Enter, saves (what was typed is kept either way)."""
         b = QMessageBox.StandardButton
-        return QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, b.Save)
+        answer = QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, b.Save)
+        self.focus_keeper.give_back()
+        return answer
 
     def _settle_edit(self, title: str, what_next: str) -> bool:
         """Ask what becomes of the unsaved edit; False to stay where the person is."""
@@ -281,6 +283,7 @@ class MainWindow(QMainWindow):
             answer = QMessageBox.question(self, "Caption again", "Replace your edited alt text with a new caption?",
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                           QMessageBox.StandardButton.No)
+            self.focus_keeper.give_back()
             if answer != QMessageBox.StandardButton.Yes:
                 return
         self.session.set_draft("")
@@ -341,6 +344,7 @@ class MainWindow(QMainWindow):
 
             folders = choose_from_list(self, "Remove watched folders", "Stop &watching:",
                                        self.settings.watch_folders)
+            self.focus_keeper.give_back()  # as after every dialog: the window may be left without focus
         self.session.remove_watch_folders(folders)
 
     # -- dialogs ----------------------------------------------------------------------------
@@ -401,6 +405,7 @@ class MainWindow(QMainWindow):
         from capdesk import __version__
 
         QMessageBox.about(self, "About CapDesk", f"CapDesk {__version__}: offline descriptions of pictures.")
+        self.focus_keeper.give_back()
 
     def showEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(ev)
