@@ -63,6 +63,14 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CAPDESK_MODELS", raising=False)
 
 
+@pytest.fixture
+def settings_file(tmp_path, monkeypatch):
+    """The settings file of a test: an empty folder's, named to CapDesk through CAPDESK_SETTINGS."""
+    p = tmp_path / "config" / "settings.json"
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(p))
+    return p
+
+
 @pytest.fixture(scope="session")
 def default_bundle() -> Path:
     p = ROOT / "models" / "everyday"

@@ -29,13 +29,6 @@ TIMEOUT = 240
 
 
 @pytest.fixture
-def settings_file(tmp_path, monkeypatch):
-    p = tmp_path / "config" / "settings.json"
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(p))
-    return p
-
-
-@pytest.fixture
 def pair(tmp_path) -> Path:
     """chelsea.png ('May contain: a cat.', needs review) and rocket.jpg (no alt text, needs review)."""
     d = tmp_path / "pair"

@@ -32,13 +32,6 @@ TIMEOUT = 120_000
 
 
 @pytest.fixture
-def settings_file(tmp_path, monkeypatch):
-    p = tmp_path / "config" / "settings.json"
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(p))
-    return p
-
-
-@pytest.fixture
 def window(qtbot, settings_file, confidence_rule_models, monkeypatch):
     from capdesk.gui.main_window import MainWindow
 

@@ -44,13 +44,6 @@ class SoundCard:
 
 
 @pytest.fixture
-def settings_file(tmp_path, monkeypatch):
-    p = tmp_path / "config" / "settings.json"
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(p))
-    return p
-
-
-@pytest.fixture
 def photos(tmp_path):
     d = tmp_path / "photos"
     d.mkdir()
