@@ -59,7 +59,7 @@ class FocusKeeper(QObject):
     def give_back(self) -> None:
         """Now, and again until the window holds the focus (or SETTLE_S have passed)."""
         self._until = time.monotonic() + SETTLE_S
-        self._ask()
+        self.ask_once()
         self._timer.start()
 
     def _retry(self) -> None:
@@ -69,9 +69,10 @@ class FocusKeeper(QObject):
         if self.settled() or time.monotonic() > self._until:
             self._timer.stop()
             return
-        self._ask()
+        self.ask_once()
 
-    def _ask(self) -> None:
+    def ask_once(self) -> None:
+        """Activate the window and put the focus on the control the person left (the list at first)."""
         if QApplication.activeModalWidget() is not None:
             return
         with contextlib.suppress(RuntimeError):
@@ -85,7 +86,7 @@ class FocusKeeper(QObject):
             return
         focus = QApplication.focusWidget()
         if focus is None or _is_menu(focus):
-            self._ask()
+            self.ask_once()
 
 
 

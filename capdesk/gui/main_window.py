@@ -413,13 +413,7 @@ class MainWindow(QMainWindow):
             # Ask for the keyboard focus when the window first appears: a window manager that leaves a
             # new window inactive (seen under load) would leave a screen reader user outside it.
             self._activated = True
-            QTimer.singleShot(0, self._activate)
-
-    def _activate(self) -> None:
-        self.raise_()
-        self.activateWindow()
-        if QApplication.focusWidget() is None or QApplication.focusWidget().window() is not self:
-            self.list.setFocus()
+            QTimer.singleShot(0, self.focus_keeper.ask_once)
 
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt's name)
         if not self._settle_edit("Quit CapDesk", "quitting"):
