@@ -31,7 +31,10 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
 offered=()
 for p in "${missing[@]}"; do
-  if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then offered+=("$p")
+  # Not `apt-cache policy | grep -q`: grep leaves at the first match, apt-cache then dies of SIGPIPE and,
+  # under pipefail, a package apt does offer was taken for one it does not.
+  policy=$(apt-cache policy "$p" 2>/dev/null || true)
+  if [[ $policy == *"Candidate: "[!\(]* ]]; then offered+=("$p")
   else echo "install-system-packages.sh: apt does not offer $p here; skipped" >&2; fi
 done
 [ ${#offered[@]} -gt 0 ] || exit 0
