@@ -37,6 +37,9 @@ WEIGHTS = "float16 encoder, int8-dynamic decoder"
 # Smaller tensors (biases, the attention's 512x1 score vector) stay float32: they weigh nothing and
 # a per-tensor scale on a single column would cost attention precision for no gain.
 MIN_ELEMENTS = 16384
+# 7-bit symmetric weights (ONNX Runtime's reduce_range: levels -64..64, per output channel): rounding
+# moves a weight by at most half a step, 1/128 of the largest weight of its channel.
+ROUNDING = 1 / 128
 
 
 class ShrinkError(UsageError):
