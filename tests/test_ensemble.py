@@ -65,7 +65,7 @@ def test_ensemble_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, two_runs):
     from capdesk.model.engine import Engine
     from training.decoders import decoder_from_bundle, load_checkpoint
     from training.export import export_run
-    from training.shrink import ROUNDING, shrink_bundle
+    from training.shrink import rounding_bound, shrink_bundle
 
     r = subprocess.run([sys.executable, "-m", "training", "ensemble", str(two_runs / "run3"), str(two_runs / "run4"),
                         "--out", str(tmp_path / "ens")], capture_output=True, text=True, cwd=ROOT, timeout=600)
@@ -98,7 +98,7 @@ def test_ensemble_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, two_runs):
     from_small, _, _ = decoder_from_bundle(tmp_path / "small")
     for k, v in model.state_dict().items():
         err = (v - from_small.state_dict()[k]).abs().max().item()
-        assert err <= v.abs().max().item() * ROUNDING * 1.001 + 1e-6, k
+        assert err <= rounding_bound(v.abs().max().item()), k
     caps = Engine(str(tmp_path / "small"), provider="cpu").decode(feats, beam=3)
     assert all(c.words for c in caps)
     from training.card import render
@@ -164,7 +164,7 @@ def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
 
     from training.decoders import load_checkpoint
     from training.export import export_run
-    from training.shrink import ROUNDING, shrink_bundle
+    from training.shrink import rounding_bound, shrink_bundle
 
     export_run(two_runs / "run3", tmp_path / "full", "toy")
     shrink_bundle(tmp_path / "full", tmp_path / "small")
@@ -177,7 +177,7 @@ def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
     four, _, _ = load_checkpoint(two_runs / "run4" / "checkpoint_best.pt")
     for k, v in one.state_dict().items():  # the bundle's member: run 3 within int8's rounding
         err = (v - model.members[0].state_dict()[k]).abs().max().item()
-        assert err <= v.abs().max().item() * ROUNDING * 1.001 + 1e-6, k
+        assert err <= rounding_bound(v.abs().max().item()), k
     for k, v in four.state_dict().items():
         assert torch.equal(v, model.members[1].state_dict()[k]), k
     members = ck["state"]["members"]

@@ -189,14 +189,14 @@ def test_shrink_refuses_a_damaged_bundle(default_bundle, tmp_path):
 def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(float32_bundle, shrunk_bundle):
     torch = pytest.importorskip("torch")
     from training.decoders import decoder_from_bundle
-    from training.shrink import ROUNDING
+    from training.shrink import rounding_bound
 
     full, _, _ = decoder_from_bundle(float32_bundle)
     small, _, _ = decoder_from_bundle(shrunk_bundle)
     for name, w in full.state_dict().items():
         # int8 per channel: each weight within half a quantisation step of its row's range
         err = (w - small.state_dict()[name]).abs().max().item()
-        assert err <= w.abs().max().item() * ROUNDING * 1.001 + 1e-6, name
+        assert err <= rounding_bound(w.abs().max().item()), name
     assert isinstance(small, torch.nn.Module)
 
 

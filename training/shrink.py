@@ -42,6 +42,12 @@ MIN_ELEMENTS = 16384
 ROUNDING = 1 / 128
 
 
+def rounding_bound(largest: float) -> float:
+    """How far shrinking may move a weight of a tensor whose largest magnitude is ``largest``: half a step,
+    plus float32's rounding of the scale (0.1%) and of a weight near zero."""
+    return largest * ROUNDING * 1.001 + 1e-6
+
+
 class ShrinkError(UsageError):
     pass
 
