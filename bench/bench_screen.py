@@ -4,7 +4,7 @@ running ``capdesk service`` (a new client process each press, as a key binding s
 after the service started, then the ones after it), and through the service's own X key grab (xdotool
 presses the key), against ``capdesk --version`` (the interpreter and the CLI alone), all in the same run.
 
-    python bench/bench_screen.py [--runs 5]
+    python bench/bench_screen.py [--runs 5] [--picture resources/samples/page.png]
 
 On a virtual display (Xvfb) with its own D-Bus session and accessibility bus, a Qt window shows
 resources/samples/chelsea.png in a focused button. The time counted runs from starting the process (or
@@ -232,6 +232,9 @@ def fmt(name: str, values: list[float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--picture", type=Path, default=PHOTO,
+                    help="the picture shown in the focused button (default: the cat photo, no text in it; "
+                         "resources/samples/page.png is one full of text)")
     args = ap.parse_args()
     load = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="capdesk-bench-screen-"))
@@ -244,7 +247,8 @@ def main() -> None:
     try:
         env = session(tmp, procs)
         fake = FakeSpeechd(tmp / "speechd.sock")
-        win = subprocess.Popen([sys.executable, "-c", WINDOW, str(PHOTO)], env=env, stdout=subprocess.PIPE, text=True)
+        win = subprocess.Popen([sys.executable, "-c", WINDOW, str(args.picture)], env=env, stdout=subprocess.PIPE,
+                               text=True)
         procs.append(win)
         x, y, wd, ht = json.loads(_line(win))
         region = [*capdesk, "screen", "--region", f"{x},{y},{wd},{ht}", "--speak"]

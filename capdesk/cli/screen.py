@@ -32,6 +32,7 @@ from capdesk.cli.common import (
     open_engine,
 )
 
+SCREEN_TEXT_UPSCALE = 1.0  # the text finder reads the captured pixels as they are, not enlarged
 SPEECH_WAIT_S = 30.0  # plus a second for every 15 characters: espeak-ng's pace at its default rate
 
 
@@ -71,7 +72,9 @@ def add_parser(sub) -> None:
                    help="also write the captured picture (PNG) into DIR, with its alt-text sidecars (txt, xmp)")
     model_args(p)
     describe_args(p)
-    p.set_defaults(ocr="always")  # the words on screen are often all there is to say
+    # The words on screen are often all there is to say; they are drawn to be read at 1:1, so the text
+    # finder looks at the captured pixels as they are (bench/bench_text_reading.py: more words read, less time).
+    p.set_defaults(ocr="always", text_upscale=SCREEN_TEXT_UPSCALE)
 
 
 class Speech(Protocol):

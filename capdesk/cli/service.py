@@ -196,7 +196,8 @@ class ScreenService:
 
         model = os.path.abspath(ns.model) if ns.model and looks_like_path(ns.model) else ns.model
         installed = tuple((str(d), _mtime(d)) for d, _ in search_dirs())  # a model installed since is seen
-        key = (model, ns.provider, ns.beam, ns.tags, ns.ocr, ns.show_guess, installed)
+        upscale = getattr(ns, "text_upscale", None)
+        key = (model, ns.provider, ns.beam, ns.tags, ns.ocr, upscale, ns.show_guess, installed)
         hit = self._engines.get(key)
         if hit is None:
             try:
@@ -264,10 +265,14 @@ class ScreenService:
         with contextlib.redirect_stderr(io.StringIO()):
             describer = self._engine(ns)
         if describer is not None:
-            # Words (the text reader's three models) and a picture of another size (the caption's own path):
-            # each runs a little slower the first time it meets a new shape.
-            card = Image.new("RGB", (320, 120), "white")
-            ImageDraw.Draw(card).text((20, 40), "CapDesk is ready", fill="black")
+            # Lines of words as wide as a web page's column (the text reader's three models) and a picture of
+            # another size (the caption's own path): each runs much slower the first time it meets a larger
+            # shape (a page of text: 0.7-1.1 s at the first press after a one-line warm-up, 0.55 s after).
+            card = Image.new("RGB", (640, 200), "white")
+            draw = ImageDraw.Draw(card)
+            for i in range(5):
+                draw.text((12, 12 + 36 * i), "CapDesk is ready to describe what is on the screen, " * 2,
+                          fill="black", font_size=15)
             shades = Image.linear_gradient("L").resize((640, 400)).convert("RGB")
             for picture in (card, shades):
                 with contextlib.suppress(Exception):

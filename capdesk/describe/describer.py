@@ -59,6 +59,7 @@ OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no
 class DescribeOptions:
     tags: str = "auto"  # "auto": in the description when the caption is withheld; "always"; "never"
     ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
+    text_upscale: float | None = None  # how far the text finder may enlarge the picture (``ocr.read_text``)
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
     people_confidence: float = PEOPLE_CONFIDENCE
@@ -269,7 +270,7 @@ class Describer:
         text, status = None, TextStatus.SKIPPED
         if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
             if ocr.available():
-                text = text_worth_saying(ocr.read_text(img))
+                text = text_worth_saying(ocr.read_text(img, upscale=o.text_upscale))
                 status = TextStatus.READ if text else TextStatus.NONE
             else:
                 status = TextStatus.UNAVAILABLE

@@ -6,12 +6,15 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import re
 import threading
+from functools import cache
 
 import numpy as np
 from PIL import Image
 
 MAX_CHARS = 200
+DETECTOR_SIDE = 736  # RapidOCR's own: the text finder enlarges a short side below this to this
 _lock = threading.Lock()
 _engine = None
 _failed = False
@@ -40,14 +43,27 @@ def _get():
         return _engine
 
 
-def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0.6) -> str | None:
-    """The text in ``img`` in reading order (lines top to bottom, left to right), or None."""
+def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0.6,
+              upscale: float | None = None, space_words: bool = True) -> str | None:
+    """The text in ``img`` in reading order (lines top to bottom, left to right), or None.
+
+    ``upscale``: how much the text finder may enlarge the picture, at most (1.0: it looks at the picture's
+    own pixels). None keeps RapidOCR's own rule, which enlarges a picture until its short side is 736 px:
+    right for phone photos of signs, six times the work for a 451x300 picture of screen text, which is
+    drawn to be read at 1:1 (``bench/bench_text_reading.py`` measures both). ``space_words``: put back
+    the spaces the recogniser leaves out between English words (``spaced``)."""
     eng = _get()
     if eng is None:
         return None
     arr = np.asarray(img.convert("RGB"))[:, :, ::-1]  # RapidOCR expects OpenCV's BGR
     with _lock:
-        result, _ = eng(arr)
+        det = eng.text_det
+        if upscale is not None:
+            det.limit_side_len = max(32, round(min(arr.shape[:2]) * upscale))
+        try:
+            result, _ = eng(arr)
+        finally:
+            det.limit_side_len = DETECTOR_SIDE
     if not result:
         return None
     boxes = []
@@ -70,6 +86,57 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
         lines.append([b])
     text = " ".join(" ".join(t for *_, t in sorted(line, key=lambda b: b[2])) for line in lines)
     text = " ".join(text.split())
+    if space_words:
+        text = spaced(text)
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     return text or None
+
+
+# The recogniser (PP-OCR's Chinese-and-English model, the one RapidOCR ships) often leaves out the space
+# between English words: "Gatesevendepartures delayed", "toroom". A screen reader spells such a run out or
+# garbles it. A run of letters that is no English word is split where a word-frequency model (wordninja:
+# English Wikipedia's unigrams) splits it into common words only; a misread word ("moming") is left as it
+# is rather than cut into rare pieces ("mo ming"). bench/bench_text_reading.py measures the words it wins.
+_RUN = re.compile(r"[A-Za-z]{4,}")
+_STUCK_SENTENCE = re.compile(r"(?<=[a-z])([.,;:!?])(?=[A-Z][a-z])")  # "background.These"
+# The most a piece may cost (wordninja's cost: the log of its frequency rank, Zipf's law) by its length:
+# short pieces must be common words ("to", "on", not "mo"; "cat", not "cls"), because a misread word
+# splits into short rare ones; long pieces are rarely chance ("departures", "segmentation").
+_PIECE_COST = {1: 7.0, 2: 8.0, 3: 11.0, 4: 12.0, 5: 13.0, 6: 13.0}
+_LONG_PIECE_COST = 14.5
+
+
+@cache
+def _words():
+    try:
+        import wordninja
+
+        return wordninja.DEFAULT_LANGUAGE_MODEL
+    except Exception:  # not installed, or its word list missing: the text is said as read
+        return None
+
+
+def _split_run(match: re.Match) -> str:
+    run = match.group(0)
+    model = _words()
+    costs = model._wordcost
+    if run.lower() in costs:
+        return run
+    pieces = model.split(run)
+    if len(pieces) < 2:
+        return run
+    for piece in pieces:
+        cost = costs.get(piece.lower())
+        if cost is None or cost > _PIECE_COST.get(len(piece), _LONG_PIECE_COST) or (len(piece) == 1
+                                                                                       and piece not in "aAI"):
+            return run
+    return " ".join(pieces)
+
+
+def spaced(text: str) -> str:
+    """``text`` with the spaces put back that the recogniser left out between English words."""
+    text = _STUCK_SENTENCE.sub(r"\1 ", text)
+    if _words() is None:
+        return text
+    return _RUN.sub(_split_run, text)

@@ -1,0 +1,64 @@
+"""Reading the text in a picture: words at screen scale read from the pixels as they are, and the spaces
+the recogniser leaves out between English words put back (``capdesk.describe.ocr``), with the real
+RapidOCR models and the real word-frequency list."""
+
+from __future__ import annotations
+
+import pytest
+from PIL import Image, ImageDraw
+
+from capdesk.describe import ocr
+
+needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs rapidocr-onnxruntime (the main install has it)")
+SIGN = ("Gate seven departures delayed", "Meeting moved to room twelve")
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("moved toroom twelve", "moved to room twelve"),
+    ("lostaftersalecall", "lost after sale call"),
+    ("of greyvalues:", "of grey values:"),
+    ("the background.These markers", "the background. These markers"),
+])
+def test_words_run_together_are_spaced(text: str, said: str) -> None:
+    assert ocr.spaced(text) == said
+
+
+@pytest.mark.parametrize("text", [
+    "Region-based segmentation of the histogram",  # English words stay as they are
+    "tom no ducls ticlcets",  # misread words are not cut into rare pieces ("du cls", "ti clc ets")
+    "CapDesk Ljubljana Schwarzenegger hunter2",  # names and words no list has
+    "e.g. 3.5 km, U.S.A.",
+])
+def test_words_that_are_not_run_together_stay_as_read(text: str) -> None:
+    assert ocr.spaced(text) == text
+
+
+def test_a_long_run_of_common_words_is_split_into_them() -> None:
+    # "Gatesevendepartures" splits as "Gates even departures": spoken, it sounds as drawn; run together,
+    # a screen reader spells it out.
+    assert ocr.spaced("Gatesevendepartures delayed").split() == ["Gates", "even", "departures", "delayed"]
+
+
+def _sign(px: int) -> Image.Image:
+    img = Image.new("RGB", (480, 320), (34, 34, 40))  # a dark theme's colours
+    d = ImageDraw.Draw(img)
+    for i, line in enumerate(SIGN):
+        d.text((12, 40 + 3 * px * i), line, fill=(230, 230, 230), font_size=px)
+    return img
+
+
+@needs_ocr
+@pytest.mark.parametrize("px", [14, 20])
+def test_screen_text_is_read_word_for_word_from_its_own_pixels(px: int) -> None:
+    read = ocr.read_text(_sign(px), upscale=1.0)
+    assert read is not None and read.split() == " ".join(SIGN).split(), read
+
+
+@needs_ocr
+def test_no_words_run_together_when_read_at_screen_scale() -> None:
+    # As RapidOCR enlarges it (short side to 736 px) these lines come back run together, which is what the
+    # screen path avoids; spaced or not, no read word may be longer than the longest drawn one.
+    longest = max(len(w) for w in " ".join(SIGN).split())
+    for px in (12, 14, 16, 20):
+        read = ocr.read_text(_sign(px), upscale=1.0) or ""
+        assert read and max(len(w) for w in read.split()) <= longest, (px, read)
