@@ -112,9 +112,11 @@ def _words():
     try:
         import wordninja
 
-        return wordninja.DEFAULT_LANGUAGE_MODEL
+        model = wordninja.DEFAULT_LANGUAGE_MODEL
     except Exception:  # not installed, or its word list missing: the text is said as read
         return None
+    # The word costs are not public API; a release without them leaves the text as read.
+    return model if isinstance(getattr(model, "_wordcost", None), dict) else None
 
 
 def _split_run(match: re.Match) -> str:
