@@ -212,8 +212,8 @@ def test_region_is_described_as_the_picture_it_shows(display, label_window):
 
 def test_words_on_screen_are_read_word_by_word():
     # Screen text is drawn to be read at 1:1 and read from the captured pixels as they are; enlarged as for a
-    # phone photo, Qt's lines come back "Gatesevendeparturesdelayed Meetingmovedtoroomtwelve", which a screen
-    # reader spells out (bench/bench_text_reading.py). Spaces the recogniser still leaves out are put back.
+    # phone photo, Qt's lines come back "Gateseven departures delayed Meeting movedtoroom twelve", which a
+    # screen reader garbles (bench/bench_text_reading.py). Spaces the recogniser still leaves out are put back.
     with _xvfb() as display:  # its own: the module's display keeps its active window
         w = Window(_env(display), "words")
         try:
