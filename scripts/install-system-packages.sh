@@ -16,8 +16,8 @@ set -euo pipefail
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(python3-venv espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0
       libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
-      libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox desktop-file-utils
-      appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui
+      libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox
+      desktop-file-utils appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui
       gnome-settings-daemon-common firefox-esr at-spi2-core xdotool)
 if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
   echo "install-system-packages.sh: not a Debian or Ubuntu system; install what these Debian packages give, if" \

@@ -222,9 +222,9 @@ def test_words_on_screen_are_read_word_by_word():
         finally:
             w.close()
     assert rec["text_status"] == "read", rec
-    drawn, read = [w.lower() for w in SIGN.split()], [w.lower() for w in rec["text"].split()]
-    assert max(len(w) for w in read) <= max(len(w) for w in drawn), rec  # no words run together
-    assert sum(w in read for w in drawn) >= len(drawn) - 2, rec
+    drawn, read = SIGN.lower().split(), rec["text"].lower().split()
+    assert max(map(len, read)) <= max(map(len, drawn)), rec  # no words run together
+    assert sum(word in read for word in drawn) >= len(drawn) - 2, rec
     assert rec["description"].endswith(f'Text: "{rec["text"]}"'), rec
 
 

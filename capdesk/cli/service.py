@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import os
 import queue
@@ -196,12 +197,12 @@ class ScreenService:
 
         model = os.path.abspath(ns.model) if ns.model and looks_like_path(ns.model) else ns.model
         installed = tuple((str(d), _mtime(d)) for d, _ in search_dirs())  # a model installed since is seen
-        upscale = getattr(ns, "text_upscale", None)
-        key = (model, ns.provider, ns.beam, ns.tags, ns.ocr, upscale, ns.show_guess, installed)
+        options = describe_options(ns)
+        key = (model, ns.provider, ns.beam, dataclasses.astuple(options), installed)
         hit = self._engines.get(key)
         if hit is None:
             try:
-                hit = open_describer(ns.model, ns.provider, ns.beam, describe_options(ns))
+                hit = open_describer(ns.model, ns.provider, ns.beam, options)
             except SetupError as exc:
                 error(str(exc))
                 return None

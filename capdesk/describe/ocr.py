@@ -14,7 +14,6 @@ import numpy as np
 from PIL import Image
 
 MAX_CHARS = 200
-DETECTOR_SIDE = 736  # RapidOCR's own: the text finder enlarges a short side below this to this
 _lock = threading.Lock()
 _engine = None
 _failed = False
@@ -58,12 +57,13 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
     arr = np.asarray(img.convert("RGB"))[:, :, ::-1]  # RapidOCR expects OpenCV's BGR
     with _lock:
         det = eng.text_det
+        own_side = det.limit_side_len  # RapidOCR's: a short side under it is enlarged to it
         if upscale is not None:
             det.limit_side_len = max(32, round(min(arr.shape[:2]) * upscale))
         try:
             result, _ = eng(arr)
         finally:
-            det.limit_side_len = DETECTOR_SIDE
+            det.limit_side_len = own_side
     if not result:
         return None
     boxes = []
@@ -130,8 +130,8 @@ def _split_run(match: re.Match) -> str:
         return run
     for piece in pieces:
         cost = costs.get(piece.lower())
-        if cost is None or cost > _PIECE_COST.get(len(piece), _LONG_PIECE_COST) or (len(piece) == 1
-                                                                                       and piece not in "aAI"):
+        too_rare = cost is None or cost > _PIECE_COST.get(len(piece), _LONG_PIECE_COST)
+        if too_rare or (len(piece) == 1 and piece not in "aAI"):
             return run
     return " ".join(pieces)
 
