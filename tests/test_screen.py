@@ -369,9 +369,12 @@ def test_a_new_key_press_stops_only_capdesk_speaking(tmp_path):
 
     env = {"XDG_RUNTIME_DIR": str(tmp_path)}
     # A process whose command line names capdesk, as `capdesk screen --speak` does, is asked to stop ...
-    speaking = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "capdesk"])
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    # Each says so once it runs: until then, while exec is under way, its command line reads as empty.
+    sleeper = "import time; print('running', flush=True); time.sleep(120)"
+    speaking = subprocess.Popen([sys.executable, "-c", sleeper, "capdesk"], stdout=subprocess.PIPE, text=True)
+    other = subprocess.Popen([sys.executable, "-c", sleeper], stdout=subprocess.PIPE, text=True)
     try:
+        assert speaking.stdout.readline() == other.stdout.readline() == "running\n"
         (tmp_path / speechd.PID_FILE).write_text(str(speaking.pid))
         speechd.stop_previous(env)
         assert speaking.wait(30) == -15
@@ -381,8 +384,9 @@ def test_a_new_key_press_stops_only_capdesk_speaking(tmp_path):
         with pytest.raises(subprocess.TimeoutExpired):
             other.wait(0.5)
     finally:
-        _stop(speaking)
-        _stop(other)
+        for proc in (speaking, other):
+            _stop(proc)
+            proc.stdout.close()
     path = speechd.claim(env)
     assert path is not None and path.read_text() == str(os.getpid())
     speechd.release(path)
