@@ -19,6 +19,21 @@ SHARED_DATA = Path(os.environ.get("CAPDESK_SHARED_DATA", ROOT.parent / "shared" 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The real-Orca runs of the modules collected start now, in the background (tests/orca_runs.py)."""
+    if session.config.option.collectonly:
+        return
+    import orca_runs
+
+    orca_runs.start(item.module.__file__ for item in session.items if getattr(item, "module", None))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import orca_runs
+
+    orca_runs.stop_all()
+
+
 def needs_shared_data(sub: str = ""):
     path = SHARED_DATA / sub
     return pytest.mark.skipif(not path.exists(), reason=f"needs the shared data set at {path} (absent here)")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
+from pathlib import Path
 
+import orca_runs
 import pytest
 from conftest import SAMPLES
-from test_orca import HARNESS, _said_between, _steps, _why_not
+from test_orca import HARNESS, _harness_outcome, _said_between, _steps, _why_not
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
@@ -125,9 +126,7 @@ finally:
 """
 
 
-@pytest.fixture(scope="module")
-def day(tmp_path_factory):
-    base = tmp_path_factory.mktemp("journeys")
+def _prepare(base: Path) -> orca_runs.Harness:
     folder, inbox = base / "pics", base / "inbox"
     folder.mkdir()
     inbox.mkdir()
@@ -141,14 +140,18 @@ def day(tmp_path_factory):
     (base / "steps.txt").write_text(STEPS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
     env["CAPDESK_SETTINGS"] = str(settings)
-    proc = subprocess.run(["bash", str(HARNESS), str(base / "steps.txt"), str(base / "out"), "--", sys.executable,
-                           str(base / "wrapper.py"), str(base / "copier.py"), str(settings),
-                           str(SAMPLES / "coffee.png"), str(folder)],
-                          capture_output=True, text=True, env=env, timeout=900)
-    transcript = base / "out" / "transcript.txt"
-    text = transcript.read_text(encoding="utf-8") if transcript.exists() else proc.stdout
-    assert proc.returncode == 0 and "== Orca ready" in text, f"the harness failed:\n{text}\n{proc.stderr[-3000:]}"
-    return _steps(text), folder, inbox, settings
+    return orca_runs.Harness(["bash", str(HARNESS), str(base / "steps.txt"), str(base / "out"), "--", sys.executable,
+                              str(base / "wrapper.py"), str(base / "copier.py"), str(settings),
+                              str(SAMPLES / "coffee.png"), str(folder)], env)
+
+
+orca_runs.register(__file__, _prepare, _why_not)
+
+
+@pytest.fixture(scope="module")
+def day():
+    run, text = _harness_outcome(__file__)
+    return _steps(text), run.base / "pics", run.base / "inbox", run.base / "settings.json"
 
 
 def _after(steps, step: str, nth: int = 1) -> list[str]:

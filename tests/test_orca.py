@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+import orca_runs
 import pytest
 from conftest import ROOT, SAMPLES, run_cli
 
@@ -68,11 +68,36 @@ def _steps(transcript: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def heard(tmp_path_factory):
-    base = tmp_path_factory.mktemp("orca")
+def _prepare(base: Path) -> orca_runs.Harness:
     folder = base / "pictures"
     folder.mkdir()
+    for n in PICTURES:
+        shutil.copy(SAMPLES / n, folder / n)
+    steps = base / "steps.txt"
+    steps.write_text(STEPS, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
+    env["CAPDESK_SETTINGS"] = str(base / "settings.json")
+    return orca_runs.Harness(["bash", str(HARNESS), str(steps), str(base / "out"), "--",
+                              sys.executable, "-m", "capdesk", "gui", str(folder)], env)
+
+
+orca_runs.register(__file__, _prepare, _why_not)
+
+
+def _harness_outcome(module_file: str) -> tuple[orca_runs.Outcome, str]:
+    """A module's harness run (tests/orca_runs.py) and Orca's transcript, or a skip or failure saying why not."""
+    run = orca_runs.outcome(module_file)
+    transcript = run.base / "out" / "transcript.txt"
+    text = transcript.read_text(encoding="utf-8") if transcript.exists() else run.stdout
+    if run.returncode != 0 and not Path("/usr/bin/orca").exists():  # the first-use install failed (offline?)
+        pytest.skip(f"Orca could not be installed: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+    assert run.returncode == 0 and "== Orca ready" in text, f"the harness failed:\n{text}\n{run.stderr[-3000:]}"
+    return run, text
+
+
+@pytest.fixture(scope="module")
+def heard(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("orca-expected")
     for n in PICTURES:
         shutil.copy(SAMPLES / n, folder / n)
     r = run_cli("caption", "--json", str(folder))  # what the window should say, from the same model
@@ -82,19 +107,8 @@ def heard(tmp_path_factory):
     # The list entry's words follow the same description: flagged for review or not.
     expected.update({f"{Path(d['path']).name} status": (PictureStatus.NEEDS_REVIEW if d["review"] else
                                                         PictureStatus.DESCRIBED).value for d in records})
-    steps = base / "steps.txt"
-    steps.write_text(STEPS, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
-    env["CAPDESK_SETTINGS"] = str(base / "settings.json")
-    proc = subprocess.run(["bash", str(HARNESS), str(steps), str(base / "out"), "--",
-                           sys.executable, "-m", "capdesk", "gui", str(folder)],
-                          capture_output=True, text=True, env=env, timeout=900)
-    transcript = (base / "out" / "transcript.txt")
-    text = transcript.read_text(encoding="utf-8") if transcript.exists() else proc.stdout
-    if proc.returncode != 0 and not Path("/usr/bin/orca").exists():  # the first-use install failed (offline?)
-        pytest.skip(f"Orca could not be installed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-    assert proc.returncode == 0 and "== Orca ready" in text, f"the harness failed:\n{text}\n{proc.stderr[-3000:]}"
-    return _steps(text), expected, folder
+    run, text = _harness_outcome(__file__)
+    return _steps(text), expected, run.base / "pictures"
 
 
 def _said_between(steps, first: str, last: str | None) -> list[str]:

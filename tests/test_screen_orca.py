@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
+import orca_runs
 import pytest
 from conftest import ROOT, SAMPLES
-from test_orca import HARNESS, _steps, _why_not
+from test_orca import HARNESS, _harness_outcome, _steps, _why_not
 from test_screen import WINDOW
 
 KEY, XDOTOOL_KEY = "<Super>F9", "super+F9"  # openbox's own Super+d shows the desktop: a free key here
@@ -62,9 +62,7 @@ while True:
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 
-@pytest.fixture(scope="module")
-def journey(tmp_path_factory):
-    base = tmp_path_factory.mktemp("orca-screen")
+def _prepare(base: Path) -> orca_runs.Harness:
     (base / "relay.py").write_text(RELAY, encoding="utf-8")
     (base / "window.py").write_text(WINDOW, encoding="utf-8")
     steps = base / "steps.txt"
@@ -78,14 +76,17 @@ def journey(tmp_path_factory):
                f"--verbose --key {shlex.quote(KEY)}")
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "SPEECHD_ADDRESS")}
     env["CAPDESK_SETTINGS"] = str(base / "settings.json")
-    proc = subprocess.run(["bash", str(HARNESS), str(steps), str(base / "out"), "--", "bash", "-c", command],
-                          capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
-    transcript = base / "out" / "transcript.txt"
-    text = transcript.read_text(encoding="utf-8") if transcript.exists() else proc.stdout
-    if proc.returncode != 0 and not Path("/usr/bin/orca").exists():  # the first-use install failed (offline?)
-        pytest.skip(f"Orca could not be installed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
-    assert proc.returncode == 0 and "== Orca ready" in text, f"the harness failed:\n{text}\n{proc.stderr[-3000:]}"
-    program = base / "out" / "program.out"
+    return orca_runs.Harness(["bash", str(HARNESS), str(steps), str(base / "out"), "--", "bash", "-c", command],
+                             env, cwd=ROOT)
+
+
+orca_runs.register(__file__, _prepare, _why_not)
+
+
+@pytest.fixture(scope="module")
+def journey():
+    run, text = _harness_outcome(__file__)
+    relay_log, program = run.base / "relay.jsonl", run.base / "out" / "program.out"
     said = [json.loads(line) for line in relay_log.read_text(encoding="utf-8").splitlines()] \
         if relay_log.exists() else []
     return _steps(text), said, program.read_text(encoding="utf-8", errors="replace") if program.exists() else ""
