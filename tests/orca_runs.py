@@ -7,6 +7,8 @@ user), they wait while the rest of the suite works; each module's fixture then w
 
 The rest of the suite runs at a lower priority (nice 10) from then on, so that the window and Orca under
 the harness answer as fast as they would alone: the harness's waits do not stretch when they do not.
+Each run is prepared from the environment and folder the suite started in, taken before any test ran: the
+tests change ``os.environ`` (their own model and settings folders) while the runs are prepared.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ SUITE_NICE = 10
 
 @dataclass
 class Harness:
-    """One run of the harness: its command line, environment and folder."""
+    """One run of the harness: its command line, environment and working folder (None: the suite's)."""
 
     argv: list[str]
     env: dict[str, str]
@@ -46,7 +48,7 @@ class Outcome:
 @dataclass
 class _Run:
     name: str
-    prepare: Callable[[Path], Harness]
+    prepare: Callable[[Path, dict[str, str]], Harness]
     why_not: Callable[[], str | None]
     queued: bool = False
     done: threading.Event = field(default_factory=threading.Event)
@@ -54,13 +56,13 @@ class _Run:
     error: BaseException | None = None
     proc: subprocess.Popen | None = None
 
-    def run(self) -> None:
+    def run(self, environ: dict[str, str], cwd: str) -> None:
         try:
             base = Path(tempfile.mkdtemp(prefix=f"capdesk-{self.name}-"))
             _folders.append(base)
-            h = self.prepare(base)
+            h = self.prepare(base, dict(environ))
             # A session of its own: an interrupted suite can stop everything the harness started.
-            self.proc = subprocess.Popen(h.argv, env=h.env, cwd=h.cwd, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(h.argv, env=h.env, cwd=h.cwd or cwd, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True, start_new_session=True)
             try:
                 out, err = self.proc.communicate(timeout=RUN_TIMEOUT_S + 60)
@@ -79,9 +81,11 @@ _folders: list[Path] = []
 _lock = threading.Lock()
 
 
-def register(module_file: str, prepare: Callable[[Path], Harness], why_not: Callable[[], str | None]) -> None:
-    """Name a test module's harness run: ``prepare(folder)`` writes what it needs into a new folder and
-    says how to run it; ``why_not()`` says why it cannot run here, or None."""
+def register(module_file: str, prepare: Callable[[Path, dict[str, str]], Harness],
+             why_not: Callable[[], str | None]) -> None:
+    """Name a test module's harness run: ``prepare(folder, environ)`` writes what it needs into a new folder
+    and says how to run it (``environ``: the suite's environment as it started, a copy to change);
+    ``why_not()`` says why it cannot run here, or None."""
     name = Path(module_file).stem
     _runs.setdefault(name, _Run(name, prepare, why_not))
 
@@ -95,10 +99,11 @@ def start(module_files: Iterable[str]) -> bool:
         return False
     for r in todo:
         r.queued = True
+    environ, cwd = dict(os.environ), os.getcwd()
 
     def one_after_another() -> None:
         for r in todo:
-            r.run()
+            r.run(environ, cwd)
 
     threading.Thread(target=one_after_another, name="orca-runs", daemon=True).start()
     # Only this thread: the one above keeps the priority it was started with, and so do the runs it starts.
@@ -115,7 +120,7 @@ def outcome(module_file: str) -> Outcome:
         inline = not r.queued
         r.queued = True
     if inline:
-        r.run()
+        r.run(dict(os.environ), os.getcwd())
     r.done.wait()
     if r.error is not None:
         raise r.error

@@ -10,7 +10,6 @@ display) serves every test here; each asserts what Orca said and what ended up o
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -126,7 +125,7 @@ finally:
 """
 
 
-def _prepare(base: Path) -> orca_runs.Harness:
+def _prepare(base: Path, environ: dict[str, str]) -> orca_runs.Harness:
     folder, inbox = base / "pics", base / "inbox"
     folder.mkdir()
     inbox.mkdir()
@@ -138,7 +137,7 @@ def _prepare(base: Path) -> orca_runs.Harness:
     (base / "copier.py").write_text(COPIER, encoding="utf-8")
     (base / "wrapper.py").write_text(WRAPPER, encoding="utf-8")
     (base / "steps.txt").write_text(STEPS, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    env = {k: v for k, v in environ.items() if k != "QT_QPA_PLATFORM"}
     env["CAPDESK_SETTINGS"] = str(settings)
     return orca_runs.Harness(["bash", str(HARNESS), str(base / "steps.txt"), str(base / "out"), "--", sys.executable,
                               str(base / "wrapper.py"), str(base / "copier.py"), str(settings),

@@ -68,14 +68,14 @@ def _steps(transcript: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _prepare(base: Path) -> orca_runs.Harness:
+def _prepare(base: Path, environ: dict[str, str]) -> orca_runs.Harness:
     folder = base / "pictures"
     folder.mkdir()
     for n in PICTURES:
         shutil.copy(SAMPLES / n, folder / n)
     steps = base / "steps.txt"
     steps.write_text(STEPS, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
+    env = {k: v for k, v in environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
     env["CAPDESK_SETTINGS"] = str(base / "settings.json")
     return orca_runs.Harness(["bash", str(HARNESS), str(steps), str(base / "out"), "--",
                               sys.executable, "-m", "capdesk", "gui", str(folder)], env)

@@ -12,7 +12,6 @@ Orca at a time on a machine).
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -62,7 +61,7 @@ while True:
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 
-def _prepare(base: Path) -> orca_runs.Harness:
+def _prepare(base: Path, environ: dict[str, str]) -> orca_runs.Harness:
     (base / "relay.py").write_text(RELAY, encoding="utf-8")
     (base / "window.py").write_text(WINDOW, encoding="utf-8")
     steps = base / "steps.txt"
@@ -74,7 +73,7 @@ def _prepare(base: Path) -> orca_runs.Harness:
                f"{py} {shlex.quote(str(base / 'window.py'))} {shlex.quote(str(SAMPLES / 'chelsea.png'))} button & "
                f"SPEECHD_ADDRESS=unix_socket:{shlex.quote(str(relay_sock))} exec {py} -m capdesk service "
                f"--verbose --key {shlex.quote(KEY)}")
-    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "SPEECHD_ADDRESS")}
+    env = {k: v for k, v in environ.items() if k not in ("QT_QPA_PLATFORM", "SPEECHD_ADDRESS")}
     env["CAPDESK_SETTINGS"] = str(base / "settings.json")
     return orca_runs.Harness(["bash", str(HARNESS), str(steps), str(base / "out"), "--", "bash", "-c", command],
                              env, cwd=ROOT)
