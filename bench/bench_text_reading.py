@@ -46,6 +46,11 @@ PAGE_TEXT = ("Region-based segmentation Let us first determine markers of the co
 SCALES: tuple[str, ...] = ("736", "1.0", "1.25", "1.5", "2.0")
 
 
+def text_px(seed: int) -> int:
+    """The text height of drawn picture ``seed``: the fonts vary fastest, then the sizes, then the styles."""
+    return SIZES[(seed // len(FONTS)) % len(SIZES)]
+
+
 def words(text: str | None) -> list[str]:
     return re.findall(r"[a-z0-9]+", (text or "").lower())
 
@@ -63,7 +68,7 @@ def drawn(seed: int, source: list[str] | None = None) -> tuple[Image.Image, str]
     rng = random.Random(seed)
     start = rng.randrange(len(source) - 60) if source else 0
     font_path = FONTS[seed % len(FONTS)]
-    size = SIZES[(seed // len(FONTS)) % len(SIZES)]
+    size = text_px(seed)
     style = (seed // (len(FONTS) * len(SIZES))) % 3
     w, h = rng.choice(((480, 320), (451, 300), (640, 360), (360, 240)))
     if style == 2:  # a caption bar on a photo, as in a meme or a poster
@@ -175,7 +180,7 @@ def main() -> None:
 def name_px(name: str) -> str:
     if not name.startswith(("drawn-", "prose-")):
         return "-"
-    return str(SIZES[(int(name.split("-")[1]) // len(FONTS)) % len(SIZES)])
+    return str(text_px(int(name.split("-")[1])))
 
 
 if __name__ == "__main__":
