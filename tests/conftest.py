@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from screen_harness import display, label_window, session_bus  # noqa: F401 (fixtures of the screen tests and journeys)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "resources" / "samples"
@@ -28,6 +29,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     orca_runs.start(item.module.__file__ for item in session.items if getattr(item, "module", None))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under tests/journeys/ is a journey (a whole path a person takes, end to end): marked here,
+    before ``-m`` selects, so that the inner loop (README) leaves them out without each file saying so."""
+    journeys = Path(__file__).parent / "journeys"
+    for item in items:
+        if item.path.is_relative_to(journeys):
+            item.add_marker(pytest.mark.journey)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     import orca_runs
 
@@ -35,8 +46,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def needs_shared_data(sub: str = ""):
+    """Marks a test ``needs_data`` and skips it, saying why, where the shared data set is absent."""
     path = SHARED_DATA / sub
-    return pytest.mark.skipif(not path.exists(), reason=f"needs the shared data set at {path} (absent here)")
+    skip = pytest.mark.skipif(not path.exists(), reason=f"needs the shared data set at {path} (absent here)")
+
+    def mark(test):
+        return pytest.mark.needs_data(skip(test))
+
+    return mark
 
 
 def torch_available() -> bool:

@@ -19,8 +19,8 @@ from pathlib import Path
 import orca_runs
 import pytest
 from conftest import ROOT, SAMPLES
+from screen_harness import WINDOW
 from test_orca import HARNESS, _harness_outcome, _steps, _why_not
-from test_screen import WINDOW
 
 KEY, XDOTOOL_KEY = "<Super>F9", "super+F9"  # openbox's own Super+d shows the desktop: a free key here
 
@@ -58,7 +58,7 @@ while True:
     threading.Thread(target=pipe, args=(s, c, "from speechd"), daemon=True).start()
 """
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+pytestmark = [pytest.mark.slow, pytest.mark.orca, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 
 def _prepare(base: Path, environ: dict[str, str]) -> orca_runs.Harness:

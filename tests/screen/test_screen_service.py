@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from test_screen import START_TIMEOUT_S, Window, _env, _read_line, _stop, display, session_bus  # noqa: F401
+from screen_harness import START_TIMEOUT_S, Window, _env, _read_line, _stop, display, session_bus  # noqa: F401
 
 from capdesk.screen import client
 from capdesk.screen.atspi import AtspiError, focus_target

@@ -19,7 +19,7 @@ import pytest
 from conftest import SAMPLES
 from test_orca import HARNESS, _harness_outcome, _said_between, _steps, _why_not
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+pytestmark = [pytest.mark.slow, pytest.mark.orca, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 TYPED_1, TYPED_2 = "My own words", " about the astronaut."
 STEPS = f"""\

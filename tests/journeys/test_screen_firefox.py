@@ -23,7 +23,7 @@ from jeepney import DBusAddress, Properties
 from jeepney.io.blocking import open_dbus_connection
 from jeepney.wrappers import unwrap_msg
 from PIL import Image
-from test_screen import _env, _read_line, _rect, _stop, display, screen  # noqa: F401 (display: a fixture)
+from screen_harness import _env, _read_line, _rect, _stop, display, screen  # noqa: F401 (display: a fixture)
 
 from capdesk.screen import atspi
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, SAMPLES
 from PIL import Image
-from test_screen import START_TIMEOUT_S, _read_line, _stop
+from screen_harness import START_TIMEOUT_S, _read_line, _stop
 
 from capdesk.screen import portal
 from capdesk.screen.atspi import Rect
