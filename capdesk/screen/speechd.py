@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import threading
 import time
@@ -170,39 +171,84 @@ def runtime_dir(env: Mapping[str, str]) -> Path | None:
 
 
 def stop_previous(env: Mapping[str, str]) -> None:
-    """Ask the ``capdesk screen --speak`` still speaking (if any) to stop: the user pressed the key again."""
+    """Ask the ``capdesk screen --speak`` still speaking (if any) to stop: the user pressed the key again.
+
+    Only the very process that claimed the record is signalled: the record holds its pid and its start
+    time, and a pid the kernel gave to another process since (a killed speaker's record left behind) has
+    another start time. A record another user could have planted (not ours, a link) is left alone."""
     folder = runtime_dir(env)
     if folder is None:
         return
-    try:
-        pid = int((folder / PID_FILE).read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
+    record = _read_record(folder / PID_FILE)
+    if record is None or record[0] == os.getpid() or _start_time(record[0]) != record[1]:
         return
-    if pid != os.getpid() and b"capdesk" in cmdline:  # a recycled pid is some other program's: left alone
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(OSError):
+        os.kill(record[0], signal.SIGTERM)
 
 
 def claim(env: Mapping[str, str]) -> Path | None:
-    """Record this process as the one speaking, so that the next key press can stop it; the file written."""
+    """Record this process as the one speaking, so that the next key press can stop it; the file written.
+
+    Written to a new private file and renamed over the record: a link planted at the record's name is
+    replaced, never written through."""
     folder = runtime_dir(env)
-    if folder is None:
+    start = _start_time(os.getpid())
+    if folder is None or start is None:
         return None
     path = folder / PID_FILE
-    with contextlib.suppress(OSError):
-        path.write_text(str(os.getpid()))
-        return path
-    return None
+    tmp = folder / f".{PID_FILE}.{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()} {start}\n")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return None
+    return path
 
 
 def release(path: Path | None) -> None:
     """Forget the record, if it is still this process's."""
     if path is None:
         return
-    with contextlib.suppress(OSError, ValueError):
-        if int(path.read_text().strip()) == os.getpid():
+    record = _read_record(path)
+    if record is not None and record[0] == os.getpid():
+        with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _read_record(path: Path) -> tuple[int, int] | None:
+    """(pid, start time) from a record this user wrote, or None (absent, someone else's, a link, garbled)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or not stat.S_ISREG(st.st_mode):
+            return None
+        pid, start = os.read(fd, 64).decode("ascii").split()
+        return int(pid), int(start)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot (/proc/PID/stat, field 22), or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces and parentheses itself.
+    fields = raw[raw.rindex(b")") + 2:].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
 
 
 class Background:

@@ -195,22 +195,28 @@ def test_speak_without_speech_dispatcher_uses_capdesks_own_voice(display, label_
     assert heard.exists() and heard.stat().st_size > 44 and heard.read_bytes()[:4] == b"RIFF"
 
 
-def test_a_new_key_press_stops_only_capdesk_speaking(tmp_path):
+def test_a_new_key_press_stops_only_the_process_that_claimed_the_speech(tmp_path):
     from capdesk.screen import speechd
 
     env = {"XDG_RUNTIME_DIR": str(tmp_path)}
-    # A process whose command line names capdesk, as `capdesk screen --speak` does, is asked to stop ...
-    # Each says so once it runs: until then, while exec is under way, its command line reads as empty.
+    # The speaker claims the record itself, as `capdesk screen --speak` does, then says it runs.
+    speaker = ("import sys, time; from capdesk.screen import speechd; "
+               "print(speechd.claim({'XDG_RUNTIME_DIR': sys.argv[1]}) is not None, flush=True); time.sleep(120)")
     sleeper = "import time; print('running', flush=True); time.sleep(120)"
-    speaking = subprocess.Popen([sys.executable, "-c", sleeper, "capdesk"], stdout=subprocess.PIPE, text=True)
-    other = subprocess.Popen([sys.executable, "-c", sleeper], stdout=subprocess.PIPE, text=True)
+    speaking = subprocess.Popen([sys.executable, "-c", speaker, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    # Another program of the user's whose command line names capdesk (an editor with a CapDesk file open,
+    # a Python of a virtual environment under a folder called capdesk): it never claimed the speech.
+    other = subprocess.Popen([sys.executable, "-c", sleeper, "/home/u/src/capdesk/notes.txt"],
+                             stdout=subprocess.PIPE, text=True)
     try:
-        assert speaking.stdout.readline() == other.stdout.readline() == "running\n"
-        (tmp_path / speechd.PID_FILE).write_text(str(speaking.pid))
+        assert speaking.stdout.readline() == "True\n" and other.stdout.readline() == "running\n"
         speechd.stop_previous(env)
         assert speaking.wait(30) == -15
-        # ... a recycled pid of some other program is left alone.
-        (tmp_path / speechd.PID_FILE).write_text(str(other.pid))
+        # A record left by a killed speaker whose pid went to another program: that program is left alone,
+        # as it is when the record is rewritten by hand to name it.
+        (tmp_path / speechd.PID_FILE).write_text(f"{other.pid}\n")
+        speechd.stop_previous(env)
+        (tmp_path / speechd.PID_FILE).write_text(f"{other.pid} 1\n")
         speechd.stop_previous(env)
         with pytest.raises(subprocess.TimeoutExpired):
             other.wait(0.5)
@@ -219,6 +225,24 @@ def test_a_new_key_press_stops_only_capdesk_speaking(tmp_path):
             _stop(proc)
             proc.stdout.close()
     path = speechd.claim(env)
-    assert path is not None and path.read_text() == str(os.getpid())
+    assert path is not None and path.read_text().split()[0] == str(os.getpid())
+    assert path.stat().st_mode & 0o777 == 0o600
     speechd.release(path)
     assert not path.exists()
+
+
+def test_the_speech_record_is_never_written_through_a_link(tmp_path):
+    from capdesk.screen import speechd
+
+    runtime, victim = tmp_path / "run", tmp_path / "victim.txt"
+    runtime.mkdir()
+    victim.write_text("mine\n")
+    (runtime / speechd.PID_FILE).symlink_to(victim)
+    path = speechd.claim({"XDG_RUNTIME_DIR": str(runtime)})
+    assert victim.read_text() == "mine\n"
+    assert path is not None and not path.is_symlink() and path.read_text().split()[0] == str(os.getpid())
+    # A record that is a link is not believed either.
+    path.unlink()
+    (runtime / speechd.PID_FILE).symlink_to(victim)
+    victim.write_text(f"{os.getppid()} 0\n")
+    speechd.stop_previous({"XDG_RUNTIME_DIR": str(runtime)})
