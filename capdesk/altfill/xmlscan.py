@@ -110,6 +110,7 @@ def parse_part(name: str, raw: bytes) -> Part:
         raise PartError(f"{name}: written in UTF-16, which CapDesk does not change")
     p = expat.ParserCreate("utf-8", namespace_separator=" ")
     p.namespace_prefixes = True
+    p.buffer_text = True
     p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     elements: list[Element] = []
     stack: list[int] = []
@@ -125,9 +126,12 @@ def parse_part(name: str, raw: bytes) -> Part:
     def start(tag: str, attrs: dict[str, str]) -> None:
         bits = tag.split(" ")
         ns, local, prefix = (bits + ["", ""])[:3] if len(bits) > 1 else ("", bits[0], "")
-        scope = dict(scopes[-1])
-        scope.update(pending)
-        pending.clear()
+        # An element declaring no namespace shares its parent's scope (never changed once made): a copy
+        # for every element costs elements x declarations, gigabytes for a root that declares thousands.
+        scope = scopes[-1]
+        if pending:
+            scope = {**scope, **pending}
+            pending.clear()
         scopes.append(scope)
         at = p.CurrentByteIndex
         stop = _tag_end(raw, at)
@@ -140,14 +144,21 @@ def parse_part(name: str, raw: bytes) -> Part:
         elements.append(el)
 
     def end(tag: str) -> None:
-        el = elements[stack.pop()]
+        i = stack.pop()
+        el = elements[i]
         scopes.pop()
+        if i in texts:
+            el.text = "".join(texts.pop(i))
         if not el.self_closing:
             el.end = p.CurrentByteIndex
 
+    # Text comes in pieces (one per line, entity or buffer): joined once at the element's end, not grown
+    # piece by piece, which copies the text so far each time.
+    texts: dict[int, list[str]] = {}
+
     def chars(data: str) -> None:
         if stack:
-            elements[stack[-1]].text += data
+            texts.setdefault(stack[-1], []).append(data)
 
     p.EntityDeclHandler = entity_decl
     p.StartNamespaceDeclHandler = ns_start
