@@ -124,16 +124,29 @@ class PictureStore:
             self._dir = tempfile.mkdtemp(prefix="capdesk-alt-fill-")  # mode 0700
         digest = hashlib.sha256(data).hexdigest()[:32]
         folder = Path(self._dir, digest)
-        path = folder / (posixpath.basename(name).replace("\x00", "") or "picture")
-        if not folder.exists():
-            folder.mkdir(mode=0o700)
-            path.write_bytes(data)
-        return next(folder.iterdir())
+        folder.mkdir(mode=0o700, exist_ok=True)
+        # The same bytes under another name (or a write that failed before) find the first copy, if any.
+        existing = next(folder.iterdir(), None)
+        if existing is not None:
+            return existing
+        path = folder / _store_name(name)
+        path.write_bytes(data)
+        return path
 
     def close(self) -> None:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def _store_name(entry: str) -> str:
+    """The entry's own name where the file system takes it: a name over 255 bytes (90 Chinese characters
+    are enough) keeps only its extension, which is all that describing needs of it."""
+    name = posixpath.basename(entry).replace("\x00", "") or "picture"
+    if len(name.encode("utf-8", "surrogateescape")) <= 200:
+        return name
+    suffix = posixpath.splitext(name)[1]
+    return "picture" + (suffix if len(suffix.encode("utf-8", "surrogateescape")) <= 16 else "")
 
 
 def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore) -> Path | None:
