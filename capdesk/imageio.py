@@ -19,8 +19,13 @@ import numpy as np
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 IMAGE_SUFFIXES = frozenset(
-    {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm", ".avif"}
+    {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pbm", ".avif",
+     ".heic", ".heif"}
 )
+# HEIF brands (the ISO box "ftyp" at byte 4) of iPhone photos and other HEVC stills: read through
+# pillow-heif, loaded only when such a file comes (its library costs start-up time every other file would pay).
+_HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1")
+_heif_registered = False
 
 # Pillow's own bomb limit is a warning at 89 Mpx; we refuse earlier and with our own message.
 MAX_PIXELS = 80_000_000
@@ -95,6 +100,8 @@ def load_image(
         raise ImageError(path, "empty file (0 bytes)")
     if st.st_size > MAX_FILE_BYTES:
         raise ImageError(path, f"file too large ({st.st_size / 2**20:.0f} MiB)")
+    if _is_heif(p):
+        _register_heif()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -135,6 +142,28 @@ def load_image(
         if "truncated" in msg.lower():
             msg = "truncated or corrupt image data"
         raise ImageError(path, f"cannot decode image ({msg})") from None
+
+
+def _is_heif(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return False
+    return head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS
+
+
+def _register_heif() -> None:
+    """Teach Pillow HEIF (pillow-heif); without the package such a file is 'a format Pillow cannot read'."""
+    global _heif_registered
+    if _heif_registered:
+        return
+    try:
+        import pillow_heif
+    except ImportError:
+        return
+    pillow_heif.register_heif_opener()
+    _heif_registered = True
 
 
 def _is_tiff(path: Path) -> bool:

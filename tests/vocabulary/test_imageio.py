@@ -7,7 +7,7 @@ import pytest
 from conftest import SAMPLES, png_with_claimed_size
 from PIL import Image
 
-from capdesk.imageio import ImageError, Preprocess, load_image
+from capdesk.imageio import ImageError, Preprocess, is_image_path, load_image
 
 
 def _photo() -> Image.Image:
@@ -109,3 +109,28 @@ def test_load_from_bytes_roundtrip(tmp_path):
     p = tmp_path / "x.jpeg"
     p.write_bytes(buf.getvalue())
     assert load_image(p).mode == "RGB"
+
+
+def _heic(path, img: Image.Image) -> None:
+    pillow_heif = pytest.importorskip("pillow_heif", reason="needs pillow-heif (pip install -e .)")
+    pillow_heif.from_pillow(img).save(str(path), quality=90)
+
+
+def test_heic_photos_are_read_like_any_other(tmp_path):
+    """iPhone photos: HEIC (and a HEIC named .jpg, as some exports do) read to upright RGB."""
+    src = Image.open(SAMPLES / "chelsea.png").convert("RGB")
+    for name in ("IMG_0001.HEIC", "exported.jpg"):
+        _heic(tmp_path / name, src)
+        img = load_image(tmp_path / name)
+        assert img.mode == "RGB" and img.size == src.size
+        # Lossy, but the same picture: the mean colour within a few levels.
+        assert np.abs(np.asarray(img, np.float32).mean((0, 1)) - np.asarray(src, np.float32).mean((0, 1))).max() < 4
+    assert is_image_path(tmp_path / "IMG_0001.HEIC")
+
+
+def test_a_damaged_heic_is_one_clear_error(tmp_path):
+    _heic(tmp_path / "whole.heic", Image.open(SAMPLES / "chelsea.png").convert("RGB"))
+    raw = (tmp_path / "whole.heic").read_bytes()
+    (tmp_path / "cut.heic").write_bytes(raw[: len(raw) // 3])
+    with pytest.raises(ImageError, match="cut.heic"):
+        load_image(tmp_path / "cut.heic")
