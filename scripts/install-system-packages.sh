@@ -8,12 +8,20 @@
 # and a real browser on the accessibility bus for `capdesk screen --focus` (firefox-esr, at-spi2-core,
 # and xdotool to press Tab in it; about 70 MB). A package this system's apt does not offer (Ubuntu has
 # no firefox-esr outside a PPA) is named and skipped, and the tests that need it skip saying so.
-# With arguments, installs those packages instead (the README's Quick start, the installer's build
-# and smoke test use it).
+# With arguments, installs those packages instead (the installer's build and smoke test use it);
+# --app among them stands for what the app itself needs (the README's Quick start): Python's venv module,
+# the libGL and GLib that text reading (OpenCV) loads, the X/EGL libraries Qt's window loads, the espeak-ng
+# voice and aplay (alsa-utils) to speak aloud. Another apt holding the lock is waited for (5 minutes).
 # Only what is missing is installed, with sudo unless run as root. Where there is no dpkg and apt-get
 # (not Debian or Ubuntu), it names the packages and leaves them to you.
 set -euo pipefail
-pkgs=("$@")
+APP=(python3-venv libgl1 libglib2.0-0 libegl1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 libfontconfig1
+     libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0
+     libxcb-render-util0 espeak-ng libespeak-ng1 alsa-utils)
+pkgs=()
+for a in "$@"; do
+  if [ "$a" = "--app" ]; then pkgs+=("${APP[@]}"); else pkgs+=("$a"); fi
+done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(python3-venv espeak-ng libespeak-ng1 xvfb libegl1 libgl1 libglib2.0-0 libxkbcommon0
       libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
       libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox
@@ -28,7 +36,7 @@ missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
 offered=()
 for p in "${missing[@]}"; do
   # Not `apt-cache policy | grep -q`: grep leaves at the first match, apt-cache then dies of SIGPIPE and,
@@ -38,4 +46,4 @@ for p in "${missing[@]}"; do
   else echo "install-system-packages.sh: apt does not offer $p here; skipped" >&2; fi
 done
 [ ${#offered[@]} -gt 0 ] || exit 0
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${offered[@]}"
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${offered[@]}"

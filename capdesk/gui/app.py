@@ -32,12 +32,55 @@ def display_problem(env: Mapping[str, str] | None = None, platform: str = sys.pl
     return None
 
 
-def run(path: str | None = None, argv: list[str] | None = None) -> int:
-    from PySide6.QtCore import QTimer
-    from PySide6.QtGui import QIcon
-    from PySide6.QtWidgets import QApplication
+# What to install when Qt's system libraries are missing, said with the library that is.
+QT_LIBRARIES_HINT = ("on Debian or Ubuntu: bash scripts/install-system-packages.sh --app (from a checkout), or "
+                     "sudo apt install libegl1 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 "
+                     "libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libfontconfig1")
 
-    if QApplication.instance() is None and (problem := display_problem()):
+
+def qt_library_problem(plugin: Path | None = None) -> str | None:
+    """Why Qt's X11 platform plugin cannot load here (a system library it needs is missing), or None.
+
+    Qt aborts the whole process (exit 134) when the plugin it picked fails to load; loading the plugin's
+    file first names the missing library instead, and costs nothing when all is there."""
+    import ctypes
+
+    if plugin is None:
+        try:
+            import PySide6
+        except ImportError:
+            return None
+        plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    if not plugin.exists():
+        return None
+    try:
+        ctypes.CDLL(str(plugin))
+    except OSError as exc:
+        if "cannot open shared object" not in str(exc):
+            return f"the window cannot open: Qt's X11 support cannot be loaded ({exc})"
+        missing = str(exc).split(":")[0].strip()
+        return f"the window cannot open: Qt's X11 support needs {missing}, which is not installed; {QT_LIBRARIES_HINT}"
+    return None
+
+
+def _uses_x11(env: Mapping[str, str]) -> bool:
+    qpa = env.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    return qpa == "xcb" or (not qpa and bool(env.get("DISPLAY")) and not env.get("WAYLAND_DISPLAY"))
+
+
+def run(path: str | None = None, argv: list[str] | None = None) -> int:
+    try:
+        from PySide6.QtCore import QTimer
+        from PySide6.QtGui import QIcon
+        from PySide6.QtWidgets import QApplication
+    except ImportError as exc:  # Qt's own libraries load, a system one they need does not (libxkbcommon ...)
+        why = str(exc).split(":")[0].strip() if "shared object" in str(exc) else str(exc)
+        print(f"capdesk: error: the window cannot open: Qt needs {why}, which is not installed; "
+              f"{QT_LIBRARIES_HINT}", file=sys.stderr)
+        return EXIT_NO_DISPLAY
+
+    if QApplication.instance() is None and (
+            (problem := display_problem()) or (_uses_x11(os.environ) and (problem := qt_library_problem()))):
         print(f"capdesk: error: {problem}", file=sys.stderr)
         return EXIT_NO_DISPLAY
 

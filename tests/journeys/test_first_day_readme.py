@@ -50,7 +50,7 @@ def test_first_commands_make_and_use_a_virtual_environment(which):
     assert first_pip > used
     if which == "quick start":
         assert "capdesk caption resources/samples" in command
-        assert steps[0].startswith("bash scripts/install-system-packages.sh") and "python3-venv" in steps[0]
+        assert steps[0] == "bash scripts/install-system-packages.sh --app"
     else:
         assert steps[0] == "bash scripts/install-system-packages.sh"
         assert "pip install torch==2.13.0" in steps and steps[-1] == "python -m pytest -q"
@@ -58,8 +58,27 @@ def test_first_commands_make_and_use_a_virtual_environment(which):
 
 def test_system_packages_include_the_venv_module():
     script = (ROOT / "scripts" / "install-system-packages.sh").read_text(encoding="utf-8")
-    default = script[script.index("pkgs=("):script.index(")", script.index("|| pkgs=("))]
+    default = script[script.index("|| pkgs=("):script.index(")", script.index("|| pkgs=("))]
     assert "python3-venv" in default
+
+
+def test_the_quick_start_installs_what_the_window_and_speech_need():
+    """--app: the venv module, Qt's X libraries (without libxcb-cursor0 Qt aborts, without libxkbcommon0
+    PySide6 does not import), a voice and a player (without them --speak fails twice in a row)."""
+    script = (ROOT / "scripts" / "install-system-packages.sh").read_text(encoding="utf-8")
+    app = script[script.index("APP=(") + 5:script.index(")", script.index("APP=("))].split()
+    for need in ("python3-venv", "libgl1", "libglib2.0-0", "libegl1", "libxkbcommon0", "libxkbcommon-x11-0",
+                 "libxcb-cursor0", "libxcb-icccm4", "libfontconfig1", "espeak-ng", "libespeak-ng1", "alsa-utils"):
+        assert need in app, need
+
+
+def test_app_packages_elsewhere_are_named(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bash").symlink_to(shutil.which("bash"))
+    r = subprocess.run([str(bin_dir / "bash"), "scripts/install-system-packages.sh", "--app"],
+                       cwd=ROOT, capture_output=True, text=True, env={"PATH": str(bin_dir)}, timeout=60)
+    assert r.returncode == 0 and "libxcb-cursor0" in r.stderr and "alsa-utils" in r.stderr, r.stderr
 
 
 def test_system_packages_elsewhere_name_them_and_go_on(tmp_path):
