@@ -180,9 +180,12 @@ def read_sidecar_folder(folder: Path, recursive: bool = True) -> Dataset:
             problems.append(f"{img}: no caption sidecar (.txt) beside it; skipped")
             continue
         try:
-            lines = side.read_text(encoding="utf-8").splitlines()
+            lines = _read_caption_file(side)
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{side}: cannot read captions ({exc}); skipped")
+            continue
+        except ValueError as exc:
+            problems.append(f"{side}: {exc}; skipped")
             continue
         before = len(problems)
         for line in lines:
@@ -191,6 +194,19 @@ def read_sidecar_folder(folder: Path, recursive: bool = True) -> Dataset:
         if img not in records and len(problems) == before:
             problems.append(f"{side}: no captions in file; skipped")
     return _finish(records, problems, folder.name, check_files=False)
+
+
+MAX_CAPTION_FILE_BYTES = 1 << 20  # the captions of one picture: a thousand long ones fit in far less
+
+
+def _read_caption_file(side: Path) -> list[str]:
+    """The lines of one picture's caption file, read with a bound: a huge file (a 2 GB one in a shared
+    folder) is refused, never read whole."""
+    with side.open("rb") as fh:
+        data = fh.read(MAX_CAPTION_FILE_BYTES + 1)
+    if len(data) > MAX_CAPTION_FILE_BYTES:
+        raise ValueError(f"too large for a caption file (over {MAX_CAPTION_FILE_BYTES >> 20} MiB)")
+    return data.decode("utf-8").splitlines()
 
 
 def read_csv(path: Path, image_root: Path | None = None) -> Dataset:

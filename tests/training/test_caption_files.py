@@ -1,0 +1,25 @@
+"""Teaching data from a folder: a caption file too large to be one picture's captions (a 2 GB file planted in a
+shared folder) is refused with a line naming it, never read whole; the other pictures are taught."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+
+from conftest import SAMPLES
+
+
+def test_a_huge_caption_file_is_refused_and_the_rest_read(tmp_path):
+    from training.data import read_sidecar_folder
+
+    for name in ("chelsea.png", "coffee.png"):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    (tmp_path / "coffee.txt").write_text("a cup of coffee on a saucer\n", encoding="utf-8")
+    with open(tmp_path / "chelsea.txt", "wb") as fh:  # 2 GB on paper, nothing on disk (sparse)
+        fh.truncate(2 << 30)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    ds = read_sidecar_folder(tmp_path)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert [r.image.name for r in ds.records] == ["coffee.png"]
+    assert any("chelsea.txt" in p and "too large" in p for p in ds.problems), ds.problems
+    assert grown_mib < 100
