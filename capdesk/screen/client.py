@@ -84,10 +84,19 @@ def ask(request: dict, env: Mapping[str, str] | None = None, timeout: float = RE
     return reply if isinstance(reply, dict) else None
 
 
-def read_all(sock: socket.socket, limit: int = MAX_MESSAGE) -> bytes:
-    """Everything until the other end closes; ValueError past ``limit`` bytes."""
+def read_all(sock: socket.socket, limit: int = MAX_MESSAGE, deadline: float | None = None) -> bytes:
+    """Everything until the other end closes; ValueError past ``limit`` bytes, TimeoutError past
+    ``deadline`` (a ``time.monotonic()`` value: a peer sending a byte now and then is not waited for
+    for ever, as a timeout on each read alone would)."""
+    import time
+
     chunks, size = [], 0
     while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the message took too long to come")
+            sock.settimeout(left)
         chunk = sock.recv(65536)
         if not chunk:
             return b"".join(chunks)

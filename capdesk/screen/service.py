@@ -4,8 +4,10 @@ The socket lives in the user's runtime folder (XDG_RUNTIME_DIR/capdesk, made 070
 and every connection is asked who made it (SO_PEERCRED): another user's is closed unread, even where
 the folder's modes were loosened. A lock file held for the service's life makes it one per user (a
 socket file alone can be left behind by a service that was killed). One JSON request comes in per
-connection, one JSON reply goes out, and the connection is closed. Requests are handled one at a
-time, in the order they came. Nothing about them is written anywhere.
+connection, one JSON reply goes out, and the connection is closed. Each connection is read in a thread
+of its own, within a deadline and a size bound, so that a client that trickles its request (or sends
+nothing) holds no other; the requests themselves are handled one at a time. Nothing about them is
+written anywhere.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from capdesk.screen import client
 
 REQUEST_TIMEOUT_S = 5.0  # a client that connects and says nothing must not hold the next key press
 ACCEPT_POLL_S = 0.5
+MAX_REQUEST = 1 << 20  # a request is a command line and an environment: a megabyte is far more
+MAX_READERS = 16  # connections being read at once; more are closed unread (a flood holds nothing)
 
 Handler = Callable[[dict], dict]
 
@@ -60,6 +65,8 @@ class Listener:
         self.folder = prepare_folder(env)
         self.path = self.folder / client.SOCKET
         self._stop = threading.Event()
+        self._handling = threading.Lock()  # one request at a time: one model, one voice
+        self._readers = threading.BoundedSemaphore(MAX_READERS)
         self._lock_file = self._take_lock()
         try:
             with contextlib.suppress(FileNotFoundError):
@@ -114,24 +121,35 @@ class Listener:
                 if self._stop.is_set():
                     return
                 raise
+            if not self._readers.acquire(blocking=False):
+                conn.close()  # too many at once: the client does this one itself
+                continue
+            threading.Thread(target=self._serve_one, args=(conn,), name="capdesk-request", daemon=True).start()
+
+    def _serve_one(self, conn: socket.socket) -> None:
+        try:
             with conn:
                 self._answer(conn)
+        finally:
+            self._readers.release()
 
     def _answer(self, conn: socket.socket) -> None:
         try:
             if client.peer_uid(conn) != os.getuid():
                 return  # another user's: closed unread
-            conn.settimeout(REQUEST_TIMEOUT_S)
-            data = client.read_all(conn)
+            data = client.read_all(conn, MAX_REQUEST, time.monotonic() + REQUEST_TIMEOUT_S)
             request = json.loads(data)
             if not isinstance(request, dict):
                 raise ValueError("not an object")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             return  # a broken request gets no answer: the client falls back to doing it itself
-        try:
-            reply = self.handle(request)
-        except Exception as exc:  # the service stays up; the client does this one itself
-            reply = {"decline": f"the service failed ({type(exc).__name__}: {str(exc)[:200]})"}
+        with self._handling:
+            if self._stop.is_set():
+                return
+            try:
+                reply = self.handle(request)
+            except Exception as exc:  # the service stays up; the client does this one itself
+                reply = {"decline": f"the service failed ({type(exc).__name__}: {str(exc)[:200]})"}
         with contextlib.suppress(OSError):
             conn.settimeout(REQUEST_TIMEOUT_S)
             conn.sendall(json.dumps(reply).encode("ascii"))  # lone surrogates (file names) escaped

@@ -1,0 +1,97 @@
+"""The listening end of ``capdesk service`` (capdesk.screen.service.Listener) under hostile clients of the
+same user: a request nested thousands deep, one that trickles a byte at a time, one far too long, and many
+at once. Each is refused or waited out, and the service goes on answering the next client. Real Unix
+sockets, a real listener thread; the handler only echoes (the model plays no part here)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from capdesk.screen import client
+from capdesk.screen.service import MAX_REQUEST, REQUEST_TIMEOUT_S, Listener
+
+
+@pytest.fixture
+def listener(tmp_path):
+    env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    lst = Listener(env, lambda request: {"echo": request.get("n")})
+    t = threading.Thread(target=lst.serve, daemon=True)
+    t.start()
+    yield env, lst
+    lst.close()
+    t.join(10)
+
+
+def _raw(env: dict, payload: bytes, close_write: bool = True) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(client.socket_path(env))
+    s.sendall(payload)
+    if close_write:
+        s.shutdown(socket.SHUT_WR)
+    return s
+
+
+def test_a_request_nested_thousands_deep_leaves_the_service_up(listener):
+    env, _ = listener
+    s = _raw(env, b"[" * 100_000 + b"]" * 100_000)
+    s.settimeout(REQUEST_TIMEOUT_S + 5)
+    assert s.recv(100) == b""  # closed unanswered: the client falls back to doing it itself
+    s.close()
+    assert client.ask({"n": 1}, env) == {"echo": 1}
+
+
+def test_a_trickling_client_holds_no_other(listener):
+    env, _ = listener
+    slow = _raw(env, b"{", close_write=False)  # says one byte, then (as the attack did) one now and then
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.5):
+            try:
+                slow.sendall(b" ")
+            except OSError:
+                return
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    try:
+        started = time.monotonic()
+        assert client.ask({"n": 2}, env) == {"echo": 2}
+        assert time.monotonic() - started < REQUEST_TIMEOUT_S  # not queued behind the slow one
+        slow.settimeout(REQUEST_TIMEOUT_S + 5)
+        assert slow.recv(100) == b""  # the slow one is cut off at the deadline, trickle or not
+    finally:
+        stop.set()
+        slow.close()
+        t.join(5)
+
+
+def test_a_request_over_the_bound_is_closed_unread(listener):
+    env, _ = listener
+    s = _raw(env, b'{"n": "' + b"x" * (MAX_REQUEST + 10) + b'"}')
+    s.settimeout(REQUEST_TIMEOUT_S + 5)
+    assert s.recv(100) == b""
+    s.close()
+    assert client.ask({"n": 3}, env) == {"echo": 3}
+
+
+def test_a_flood_of_idle_connections_delays_no_request_and_ends_with_them(listener):
+    env, _ = listener
+    idle = [_raw(env, b"", close_write=False) for _ in range(40)]  # connect and say nothing
+    try:
+        for i in range(3):
+            started = time.monotonic()
+            reply = client.ask({"n": i}, env)
+            # Answered, or declined at once (the client then does the work itself): never held.
+            assert reply in ({"echo": i}, None) and time.monotonic() - started < 2.0
+    finally:
+        for s in idle:
+            s.close()
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    while (reply := client.ask({"n": 9}, env)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert reply == {"echo": 9}
