@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 from pathlib import Path
@@ -38,6 +39,21 @@ CREATE TABLE IF NOT EXISTS reviews (
 """
 _COLUMNS = ("sha256", "image", "image_path", "alt_text", "source", "model", "confidence", "written_at")
 EMPTY_REASON = "the alt text is empty: a person should write it"
+
+
+def _private_file(db: str) -> None:
+    """The ledger readable by its user alone: made 0600 before SQLite opens it (its -wal and -shm files
+    take the database's mode), and an older 0644 one of this user's tightened."""
+    try:
+        fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return  # SQLite says why, in the ledger's own words
+    try:
+        st = os.fstat(fd)
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 class LedgerError(Exception):
@@ -100,9 +116,10 @@ class Ledger:
     # -- opening, and what to do when that fails ------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         if self.db != ":memory:":
-            Path(self.db).parent.mkdir(parents=True, exist_ok=True)
+            Path(self.db).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if os.path.lexists(self.db) and not os.path.isfile(self.db):
                 raise sqlite3.DatabaseError("it is not a file")
+            _private_file(self.db)
         conn = sqlite3.connect(self.db, check_same_thread=False, timeout=30)
         try:
             if self.db != ":memory:":
@@ -143,7 +160,15 @@ class Ledger:
     def default(cls) -> Ledger:
         import platformdirs
 
-        return cls(Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "sidecars.sqlite")
+        folder = Path(platformdirs.user_state_dir("capdesk", appauthor=False))
+        # The path and alt text (text read included) of every picture described, those in private
+        # folders too: CapDesk's own folder is made private, as older versions did not.
+        with contextlib.suppress(OSError):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = os.lstat(folder)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(folder, 0o700)
+        return cls(folder / "sidecars.sqlite")
 
     # -- queries ---------------------------------------------------------------------------------
     @staticmethod
