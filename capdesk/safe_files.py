@@ -11,7 +11,9 @@
 * temporary names: ``.NAME.PID.XXXXXXXX.tmp`` beside the file, NAME shortened when the whole would
   not fit in a file name (255 bytes), so any name that fits can be written. An empty one left by a
   process that is gone (killed before it wrote a byte) is removed the next time CapDesk writes in
-  that folder; one with content is never removed, since after a swap it may hold a person's file.
+  that folder. One with content (a document of 157 MB, killed mid-write) is never deleted, since after
+  a swap it may hold a person's file: it is moved out of the folder (others may read a shared one) into
+  the user's private ``recovered`` folder (``recovery_folder``), bytes intact.
 """
 
 from __future__ import annotations
@@ -110,8 +112,52 @@ def is_stale_temp(entry: os.DirEntry | Path) -> bool:
     return time.time() - st.st_mtime > LEGACY_TEMP_STALE_S
 
 
+def is_abandoned_temp(entry: os.DirEntry | Path) -> bool:
+    """A CapDesk temporary file with content, of this user's, whose writer (named by its pid) is gone."""
+    m = _TEMP_NAME.match(entry.name)
+    if m is None or m.group("pid") is None:
+        return False
+    try:
+        st = os.lstat(entry)
+    except OSError:
+        return False
+    return (stat.S_ISREG(st.st_mode) and st.st_size > 0 and st.st_uid == os.getuid()
+            and not _pid_alive(int(m.group("pid"))))
+
+
+def recovery_folder() -> Path:
+    """Where abandoned temporary files go: private (0700), in the user's state folder."""
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "recovered"
+
+
+def _recover(path: Path) -> Path | None:
+    """Move an abandoned temporary file into ``recovery_folder``, its bytes intact; where it went."""
+    dest_dir = recovery_folder()
+    try:
+        dest_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        dest = dest_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}-{path.name.lstrip('.')}"
+        try:
+            os.rename(path, dest)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
+                shutil.copyfileobj(src, out, 1 << 20)
+                out.flush()
+                os.fsync(out.fileno())
+            os.unlink(path)
+        os.chmod(dest, 0o600)
+        return dest
+    except OSError:
+        return None  # left where it is: never lost
+
+
 def sweep_stale_temps(folder: Path) -> list[Path]:
-    """Remove the stale temporary files in ``folder`` (once per folder and process); what was removed."""
+    """Clear the stale temporary files out of ``folder`` (once per folder and process): empty ones removed,
+    abandoned ones with content moved to ``recovery_folder``; what was cleared."""
     key = os.path.abspath(folder)
     with _swept_lock:
         if key in _swept:
@@ -128,6 +174,8 @@ def sweep_stale_temps(folder: Path) -> list[Path]:
             with contextlib.suppress(OSError):
                 os.unlink(e.path)
                 removed.append(Path(e.path))
+        elif is_abandoned_temp(e) and _recover(Path(e.path)) is not None:
+            removed.append(Path(e.path))
     return removed
 
 

@@ -188,18 +188,24 @@ def test_empty_temp_of_a_killed_run_is_removed_on_the_next_run(tmp_path):
     old_style = d / ".chelsea.png.xmp.4a0cf585.tmp"  # an older CapDesk's name: no process id in it
     old_style.write_bytes(b"")
     os.utime(old_style, (1_000_000_000, 1_000_000_000))
-    # Never removed: a temp with content (after a swap it may hold a person's file), one of a running
-    # process, a recent one without a process id, and files that are not CapDesk's.
-    kept = [d / temp_name("chelsea.txt", dead, "99999999"), d / temp_name("chelsea.txt", os.getpid(), "aaaaaaaa"),
-            d / ".chelsea.txt.5b1dd696.tmp", d / ".editor-swap.tmp", d / "notes.tmp"]
-    kept[0].write_bytes(b"A person's words.\n")
-    for p in kept[1:]:
+    # A temp with content of a process that is gone (after a swap it may hold a person's file) leaves the
+    # folder, which others may read, for the user's private recovered folder, its bytes intact.
+    abandoned = d / temp_name("chelsea.txt", dead, "99999999")
+    abandoned.write_bytes(b"A person's words.\n")
+    # Never touched: one of a running process, a recent one without a process id, files not CapDesk's.
+    kept = [d / temp_name("chelsea.txt", os.getpid(), "aaaaaaaa"), d / ".chelsea.txt.5b1dd696.tmp",
+            d / ".editor-swap.tmp", d / "notes.tmp"]
+    for p in kept:
         p.write_bytes(b"")
     r = run_cli("batch", str(d), "-q", "--beam", "1")
     assert r.returncode == 0, r.stderr
-    assert not leftover.exists() and not old_style.exists()
+    assert not leftover.exists() and not old_style.exists() and not abandoned.exists()
     assert all(p.exists() for p in kept), [p.name for p in kept if not p.exists()]
-    assert kept[0].read_bytes() == b"A person's words.\n"
+    from capdesk.safe_files import recovery_folder
+
+    recovered = list(recovery_folder().iterdir())
+    assert [p.read_bytes() for p in recovered] == [b"A person's words.\n"]
+    assert recovered[0].stat().st_mode & 0o777 == 0o600 and recovery_folder().stat().st_mode & 0o777 == 0o700
 
 
 # -- the HTML report: no confidence beside an empty alt text ---------------------------------------------
