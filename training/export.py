@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from capdesk.model.bundle import FORMAT_VERSION, sha256_file
+from capdesk.model.decoders import LSTM_ATTENTION
 from training.card import last_blocks
 from training.decoders import load_checkpoint
 from training.encoder import trunk_name
@@ -119,7 +120,9 @@ def export_run(run: Path, bundle: Path, name: str, extra: dict | None = None) ->
             **({"features_sha256": features_digest(enc_graph)} if cfg.tune_encoder_top else {}),
             "resize": "bicubic squash to a square, no crop",
         },
-        "decoder": {**ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},
+        # The kind names the graphs' contract with the app (capdesk/model/decoders.py); soft or hard
+        # attention is a setting of it ("attention"), decided inside the step graph.
+        "decoder": {"kind": LSTM_ATTENTION, **ck["model_config"], "graphs": ["decoder_init.onnx", "decoder_step.onnx"]},
         "vocab": {"size": len(vocab), "specials": {w: i for i, w in enumerate(SPECIALS)},
                   "min_count": cfg.min_count},
         "max_caption_length": cfg.max_len + 2,

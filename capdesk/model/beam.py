@@ -1,18 +1,36 @@
-"""Beam search over the decoder step graph, in numpy, for many images at once.
+"""Beam search over a decoder, in numpy, for many images at once.
 
 Images and their beams share the leading axis (image-major: row ``n * K + k``), so one
-ONNX Runtime call advances every beam of every image by one word.
+decoder call advances every beam of every image by one word. The search knows the decoder only
+through ``Decoder``: whatever the decoder carries from word to word is opaque here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-StepFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, ...]]
+
+class Decoder(Protocol):
+    """What the search asks of a decoder. A state holds one row per image after ``begin`` and one
+    per beam after that; only the decoder reads it."""
+
+    def begin(self, features: Any) -> Any:
+        """The state before the first word, for a batch of images (one row each)."""
+        ...
+
+    def step(self, words: np.ndarray, state: Any, rows: np.ndarray) -> tuple[np.ndarray, Any, np.ndarray]:
+        """Advance every beam by its previous word ``words`` [R]: (log-probabilities [R, V], the new
+        state, attention [R, L]). ``rows`` [R] maps each beam to its image, and is the same array
+        object for the whole search, so a decoder may gather per-image data once."""
+        ...
+
+    def reorder(self, state: Any, rows: np.ndarray) -> Any:
+        """The state of rows ``rows`` of ``state``, in that order (beams kept after pruning, or images
+        spread over their beams)."""
+        ...
 
 
 @dataclass
@@ -36,15 +54,24 @@ def _blocked(seq: list[int], n: int) -> set[int]:
     return out
 
 
+def _forbid_repeats(logp: np.ndarray, scores: np.ndarray, seqs: list[list[int]], block_ngram: int) -> None:
+    """Rule out, in one image's [K, V] log-probabilities, the words that would repeat its live beams."""
+    for k, seq in enumerate(seqs):
+        if np.isfinite(scores[k]) and seq:
+            logp[k, seq[-1]] = -np.inf  # a word never follows itself ("white white")
+            if block_ngram:
+                for w in _blocked(seq, block_ngram):
+                    logp[k, w] = -np.inf
+
+
 def beam_search(*args: Any, **kwargs: Any) -> list[Hypothesis]:
     """Best hypothesis per image: the first of ``beam_finalists`` (same arguments)."""
     return [pool[0] for pool in beam_finalists(*args, **kwargs)]
 
 
 def beam_finalists(
-    init: tuple[np.ndarray, np.ndarray],
-    step: StepFn,
-    n_images: int,
+    decoder: Decoder,
+    features: Any,
     beam: int,
     max_len: int,
     start: int,
@@ -55,18 +82,16 @@ def beam_finalists(
     bias: np.ndarray | None = None,
 ) -> list[list[Hypothesis]]:
     """Every caption the search finished for each image (as many as the beam is wide, fewer when
-    the search ran dry), best first. ``init`` is (h, c) with one row per image;
-    ``step(words, h, c, rows)`` returns (logprobs [R,V], h, c, alpha [R,L]) for the given
-    image rows (``rows`` maps each beam to its image, so the caller can pick features).
+    the search ran dry), best first. ``features`` (one row per image) is what ``decoder.begin`` takes.
 
     ``bias`` [n_images, V] (zero or negative) is added to every word's log-probability when the
     search ranks its candidates, not to the log-probabilities it records: grounding steers which
     caption is chosen without changing how sure the model was of its words.
     """
     K = max(1, int(beam))
-    h0, c0 = init
+    n_images = len(features)
     rows = np.repeat(np.arange(n_images), K)
-    h, c = h0[rows], c0[rows]
+    state = decoder.reorder(decoder.begin(features), rows)
     scores = np.full((n_images, K), -np.inf, dtype=np.float64)
     scores[:, 0] = 0.0  # all beams start identical: keep one alive
     seqs: list[list[list[int]]] = [[[] for _ in range(K)] for _ in range(n_images)]
@@ -81,7 +106,7 @@ def beam_finalists(
         return total / (max(length, 1) ** length_alpha) if length_alpha else total
 
     for t in range(max_len):
-        logp, h, c, alpha = step(words, h, c, rows)
+        logp, state, alpha = decoder.step(words, state, rows)
         V = logp.shape[1]
         logp = logp.astype(np.float64).reshape(n_images, K, V)
         if banned:
@@ -95,12 +120,7 @@ def beam_finalists(
         for n in range(n_images):
             if live[n] <= 0:
                 continue
-            for k in range(K):
-                if np.isfinite(scores[n, k]) and seqs[n][k]:
-                    logp[n, k, seqs[n][k][-1]] = -np.inf  # a word never follows itself ("white white")
-                    if block_ngram:
-                        for w in _blocked(seqs[n][k], block_ngram):
-                            logp[n, k, w] = -np.inf
+            _forbid_repeats(logp[n], scores[n], seqs[n], block_ngram)
             ranked = logp[n] if bias is None else logp[n] + bias[n]
             cand = (scores[n][:, None] + ranked).ravel()
             take = int(live[n])
@@ -135,7 +155,7 @@ def beam_finalists(
                 s_lps.append([])
                 s_alps.append([])
             seqs[n], lps[n], alps[n] = s_seqs, s_lps, s_alps
-        h, c = h[new_rows], c[new_rows]
+        state = decoder.reorder(state, new_rows)
         words = new_words
         scores = new_scores
         if not (live > 0).any():

@@ -29,6 +29,9 @@ from capdesk.model.graphcheck import GraphError, check_no_external_data
 from capdesk.model.manifest import FORMAT_VERSION, REQUIRED_FILES  # noqa: F401  (part of this module's API)
 
 DEFAULT_MODEL = "everyday"
+# Folders beside the caption models that hold another kind of model with a manifest of its own
+# (the object detector, capdesk.describe.detector): never caption bundles, never reported as broken ones.
+OTHER_MODEL_FOLDERS = frozenset({"detector"})
 CHUNK = 1 << 20
 # What a damaged or hostile zip can raise from the standard library while being listed or read.
 ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError,
@@ -359,6 +362,8 @@ def discover() -> tuple[list[Bundle], list[str]]:
             try:
                 # '.'-names are hidden, and are where an import in progress unpacks.
                 if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix.lower() == ".zip"):
+                    continue
+                if entry.name in OTHER_MODEL_FOLDERS:
                     continue
                 b = open_bundle(entry, source)
             except BundleError as exc:

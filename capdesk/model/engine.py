@@ -1,7 +1,8 @@
 """The captioning engine: a model bundle run through ONNX Runtime, decoded by beam search.
 
-Nothing here imports torch. One ``Engine`` holds the three sessions of a bundle and turns
-pixels (or precomputed encoder features, for evaluation) into a ``Caption``. Whether a
+Nothing here imports torch. One ``Engine`` holds a bundle's encoder and its decoder (of the kind
+the manifest names, ``capdesk.model.decoders``) and turns pixels (or precomputed encoder features,
+for evaluation) into a ``Caption``. Whether a
 picture lies in the model's domain, and what is said about it, is decided by
 ``capdesk.describe.describer.Describer``: the one path from a file to a description for the CLI, batch,
 watch, clipboard and GUI.
@@ -13,19 +14,15 @@ import math
 import os
 import tempfile
 import threading
-from collections import deque
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
-from capdesk.imageio import ImageError, Preprocess, load_image
+from capdesk.imageio import Preprocess, load_image
 from capdesk.limits import DEFAULT_BEAM
+from capdesk.model import decoders
 from capdesk.model import providers as prov
 from capdesk.model.beam import Hypothesis, beam_finalists
 from capdesk.model.bundle import Bundle, BundleError, resolve
@@ -122,16 +119,20 @@ class Engine:
             except Exception as exc:  # onnxruntime raises its own exception types
                 raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({str(exc).splitlines()[0]})") from None
 
+        try:
+            kind = decoders.kind_of(m)
+        except ValueError as exc:
+            raise BundleError(f"{self.bundle.path}: {exc}") from None
         # Options of their own for each graph: each load names its own empty external-data folder.
         self.encoder = session("encoder.onnx", session_options(threads))
-        self.dec_init = session("decoder_init.onnx", session_options(1))
-        self.dec_step = session("decoder_step.onnx", session_options(1))
+        self.decoder = kind.build(m, lambda fn: session(fn, session_options(1)))
         self.encoder_outputs = [o.name for o in self.encoder.get_outputs()]
         # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
         # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)
-        self.decoder_input_name = self.dec_init.get_inputs()[0].name
+        self.decoder_input_name = self.decoder.input_name
         if self.decoder_input_name not in self.encoder_outputs:
-            raise BundleError(f"{self.bundle.path}: decoder_init.onnx takes the encoder's "
+            what = kind.graphs[0] if kind.graphs else f"its {kind.name} decoder"
+            raise BundleError(f"{self.bundle.path}: {what} takes the encoder's "
                               f"{self.decoder_input_name!r}, which encoder.onnx does not give")
         self.labels: list[str] | None = self.bundle.labels()
         self.concepts = load_concepts(self.bundle, lambda fn: session(fn, session_options(1)))
@@ -168,15 +169,6 @@ class Engine:
         """What ``decode`` takes, for a batch of preprocessed images."""
         return self.decoder_input(self.encode_named(batch))
 
-    def begin(self, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``decoder_init`` on what ``decode`` takes: h0, c0, the projected memory, and the memory that
-        the step graph attends to (its "features")."""
-        feats = np.ascontiguousarray(feats, dtype=np.float32)
-        h0, c0, proj, *rest = self.dec_init.run(None, {self.decoder_input_name: feats})
-        # A decoder with a refiner or a tuned encoder top attends to its own "memory" of the grid,
-        # not to the encoder's features.
-        return h0, c0, proj, np.ascontiguousarray(rest[0]) if rest else feats
-
     def finalists(self, feats: np.ndarray, beam: int | None = None,
                   bias: np.ndarray | None = None) -> list[list[Hypothesis]]:
         """Every caption the beam finishes for each picture of ``feats`` (what ``decode`` takes), best first.
@@ -187,20 +179,7 @@ class Engine:
             # must be what the picture gets on its own. Batched decoding was no faster on the CPU.
             return [pool for i in range(len(feats))
                     for pool in self.finalists(feats[i:i + 1], beam, None if bias is None else bias[i:i + 1])]
-        h0, c0, proj, memory = self.begin(feats)
-
-        # The search maps beams to images with one ``rows`` array for its whole run: the features
-        # of each beam are gathered once, not copied again at every word.
-        gathered: dict[str, Any] = {}
-
-        def step(words, h, c, rows):
-            if gathered.get("rows") is not rows:
-                gathered.update(rows=rows, features=np.ascontiguousarray(memory[rows]),
-                                projected=np.ascontiguousarray(proj[rows]))
-            return self.dec_step.run(None, {"word": words, "h": h, "c": c,
-                                            "features": gathered["features"], "projected": gathered["projected"]})
-
-        return beam_finalists((h0, c0), step, len(feats), beam or self.beam, self.max_len,
+        return beam_finalists(self.decoder, feats, beam or self.beam, self.max_len,
                               self.start, self.end, self.length_alpha, self.block_ngram,
                               banned=(self.pad, self.start, self.unk), bias=bias)
 
@@ -236,67 +215,8 @@ class Engine:
         return self.caption_image(load_image(path), beam)
 
 
-def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Any, batch_size: int
-                    ) -> Iterator[list[tuple[str, Any, str | None]]]:
-    """Chunks of (path, load(path), None) or (path, None, reason), decoded ahead in two threads
-    while the caller runs the model; a file that cannot be read never stops the others.
-
-    At most two chunks are decoded ahead of the caller: a 1,000-photo batch holds as many decoded
-    pictures in memory as an 8-photo one, however slow the model is beside the decoding."""
-    paths = [str(p) for p in paths]
-
-    def safe(p: str):
-        try:
-            return load(p), None
-        except ImageError as exc:
-            return None, exc.reason
-        except Exception as exc:  # a decoder bug in Pillow must not end the batch
-            return None, f"cannot read image ({type(exc).__name__}: {exc})"
-
-    ahead = 2 * max(1, batch_size)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pending: deque = deque()
-        upcoming = iter(paths)
-        for p in islice(upcoming, ahead):
-            pending.append((p, pool.submit(safe, p)))
-        chunk: list[tuple[str, Any, str | None]] = []
-        while pending:
-            p, fut = pending.popleft()
-            item, err = fut.result()
-            nxt = next(upcoming, None)
-            if nxt is not None:
-                pending.append((nxt, pool.submit(safe, nxt)))
-            chunk.append((p, item, err))
-            if len(chunk) >= batch_size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
-
-
 def _sentence(words: list[str]) -> str:
     if not words:
         return ""
     text = " ".join(words)
     return text[0].upper() + text[1:] + "."
-
-
-def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = False) -> Iterator[tuple[str, str | None]]:
-    """Each file named, and the images inside each folder named; (path, error or None)."""
-    from capdesk.imageio import is_image_path
-
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found: list[str] = []
-            errors: list[OSError] = []
-            # os.walk with followlinks=False: a symlink loop can never trap the walk.
-            for root, dirs, files in os.walk(p, onerror=errors.append):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
-                found.extend(os.path.join(root, f) for f in files
-                             if not f.startswith(".") and is_image_path(f))
-            for err in errors:
-                yield str(err.filename), f"cannot list folder ({err.strerror or err})"
-            yield from ((f, None) for f in sorted(found))
-        else:
-            yield str(p), None

@@ -13,9 +13,12 @@ import re
 from typing import Any
 
 from capdesk import limits
+from capdesk.model import decoders
 
 FORMAT_VERSION = 1
-REQUIRED_FILES = ("encoder.onnx", "decoder_init.onnx", "decoder_step.onnx", "vocab.json")
+# What a bundle of the default decoder kind must list; another kind lists its own graphs in place of
+# the decoder's two (``decoders.Kind.graphs``).
+REQUIRED_FILES = ("encoder.onnx", *decoders.LstmAttention.GRAPHS, "vocab.json")
 SPECIAL_TOKENS = ("<pad>", "<start>", "<end>", "<unk>")
 MANIFEST_MAX_BYTES = 4 << 20  # the shipped manifests are ~10 KB, most of it training history
 # Hard caps on what a manifest may declare: a graph over 2 GiB cannot be a protobuf anyway; the
@@ -108,6 +111,12 @@ def validate(m: object) -> dict:
                             "at most 64, not starting with a dot)")
     for key in ("description", "domain", "created"):
         _get(m, key, "", str, required=False)
+    if isinstance(m["decoder"], dict):  # not an object: refused below, where it always was
+        _get(m["decoder"], "kind", "decoder.", str, required=False)
+    try:
+        kind = decoders.kind_of(m)
+    except ValueError as exc:
+        raise ManifestError(str(exc)) from None
 
     files = _get(m, "files", "", dict)
     for fn, entry in files.items():
@@ -119,7 +128,7 @@ def validate(m: object) -> dict:
         if not SHA256.fullmatch(sha):
             raise ManifestError(f"manifest 'files.{fn}.sha256' is not a sha256 (64 lower-case hex digits)")
         _int(entry, "size", f"files.{fn}.", 0, file_cap(fn))
-    missing = [f for f in REQUIRED_FILES if f not in files]
+    missing = [f for f in ("encoder.onnx", *kind.graphs, "vocab.json") if f not in files]
     if missing:
         raise ManifestError(f"manifest lists no {', '.join(missing)}")
 

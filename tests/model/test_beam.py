@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from capdesk.model.beam import beam_finalists, beam_search
+from capdesk.model.decoders import ArrayDecoder
 
 START, END, A, B, C, D = range(6)
 V = 6
@@ -58,12 +59,16 @@ def make_step(trees: list[dict]):
     return step, calls
 
 
+def tree_decoder(step) -> ArrayDecoder:
+    """The step function as a decoder whose features are the start node of each picture (h0)."""
+    return ArrayDecoder(lambda h0: (h0, np.zeros((len(h0), 1))), step)
+
+
 def run(trees: list[dict], beam: int, max_len: int = 5, length_alpha: float = 0.0):
     step, calls = make_step(trees)
     n = len(trees)
     h0 = np.zeros((n, 1))  # every picture starts at node 0
-    hyps = beam_search((h0, np.zeros((n, 1))), step, n, beam, max_len, START, END, length_alpha,
-                       banned=(START,))
+    hyps = beam_search(tree_decoder(step), h0, beam, max_len, START, END, length_alpha, banned=(START,))
     return hyps, calls
 
 
@@ -112,8 +117,7 @@ def test_no_empty_caption_and_no_word_after_itself():
 
 def test_finalists_are_every_finished_caption_best_first():
     step, _ = make_step([TREE])
-    zeros = np.zeros((1, 1))
-    (pool,) = beam_finalists((zeros, zeros), step, 1, 3, 5, START, END, 0.0, banned=(START,))
+    (pool,) = beam_finalists(tree_decoder(step), np.zeros((1, 1)), 3, 5, START, END, 0.0, banned=(START,))
     # Width 3 finishes three captions: "B C" (0.36), "A C" (0.24), then one of the two ways of 0.18
     # ("A" then the end, or "A D").
     assert [h.ids for h in pool[:2]] == [[B, C], [A, C]]

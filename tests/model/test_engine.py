@@ -5,9 +5,10 @@ import pytest
 from conftest import SAMPLES
 from PIL import Image
 
+from capdesk.folders.reading import describe_paths, expand_paths
 from capdesk.imageio import load_image
 from capdesk.model import providers
-from capdesk.model.engine import Engine, expand_paths
+from capdesk.model.engine import Engine
 
 
 def test_sample_photos_get_captions(engine):
@@ -29,8 +30,8 @@ def test_cat_and_people_are_named(engine):
 
     people = {"man", "woman", "person", "people", "girl", "boy"}
     assert people & set(engine.caption_file(SAMPLES / "astronaut.png").words)
-    cat = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never")).describe_paths(
-        [SAMPLES / "chelsea.png"]))
+    cat = next(describe_paths(Describer(None, provider="cpu", options=DescribeOptions(ocr="never")),
+                              [SAMPLES / "chelsea.png"]))
     assert cat.in_domain is False and cat.said_as == "withheld"
     assert {"cat", "cats", "kitten"} & set(cat.description.lower().rstrip(".").replace(":", " ").split())
 
@@ -57,8 +58,8 @@ class StepSpy:
 def test_beam_widths(engine, beam, monkeypatch):
     """What the width changes: how many hypotheses each step carries. After the first word the
     search holds exactly the ``beam`` likeliest first words, each in a row of its own."""
-    spy = StepSpy(engine.dec_step)
-    monkeypatch.setattr(engine, "dec_step", spy)
+    spy = StepSpy(engine.decoder.step_graph)
+    monkeypatch.setattr(engine.decoder, "step_graph", spy)
     cap = engine.caption_file(SAMPLES / "rocket.jpg", beam=beam)
     assert cap.words and np.isfinite(cap.logprob)
     (words0, logp0), (words1, _) = spy.calls[0], spy.calls[1]
@@ -75,12 +76,13 @@ def test_width_one_is_greedy_decoding(engine):
     the likeliest word each step, never <pad>/<start>/<unk>, no <end> first, no word after itself,
     and no word pair said twice (the manifest's block_ngram)."""
     assert engine.block_ngram == 2
-    h, c, proj, feats = engine.begin(engine.caption_input(engine.preprocess.load(SAMPLES / "rocket.jpg")[1][None]))
+    picture = engine.preprocess.load(SAMPLES / "rocket.jpg")[1][None]
+    h, c, proj, feats = engine.decoder.run_init(engine.caption_input(picture))
     seq: list[int] = []
     word = np.array([engine.start], np.int64)
     for t in range(engine.max_len):
-        logp, h, c, _ = engine.dec_step.run(None, {"word": word, "h": h, "c": c, "features": feats,
-                                                   "projected": proj})
+        logp, h, c, _ = engine.decoder.step_graph.run(None, {"word": word, "h": h, "c": c, "features": feats,
+                                                             "projected": proj})
         lp = logp[0].astype(np.float64)
         lp[[engine.pad, engine.start, engine.unk]] = -np.inf
         if t == 0:
@@ -110,7 +112,7 @@ def test_batch_equals_one_by_one(engine, describer):
     from capdesk.describe.grounding import bias_matrix, token_concepts
 
     paths = [SAMPLES / n for n in ("chelsea.png", "coffee.png", "rocket.jpg", "astronaut.png", "page.png")]
-    batched = [d.caption.text for d in describer.describe_paths(paths, batch_size=4)]
+    batched = [d.caption.text for d in describe_paths(describer, paths, batch_size=4)]
     g = engine.concepts.grounding
     tokens = token_concepts(engine.vocab, engine.concepts.words)
     single = []
@@ -123,7 +125,7 @@ def test_batch_equals_one_by_one(engine, describer):
 
 def test_bad_files_do_not_stop_the_batch(describer, mixed_folder):
     paths = [p for p, _ in expand_paths([mixed_folder])]
-    results = list(describer.describe_paths(paths, batch_size=3))
+    results = list(describe_paths(describer, paths, batch_size=3))
     by_name = {r.path.rsplit("/", 1)[-1]: r for r in results}
     assert by_name["chelsea.png"].ok and by_name["Café ☕ überraschung.png"].ok and by_name["rocket.jpg"].ok
     assert "empty file" in by_name["empty.jpg"].error

@@ -10,12 +10,13 @@ import math
 import numpy as np
 import pytest
 from conftest import ROOT, SHARED_DATA, needs_shared_data, needs_torch
-from test_beam import END, START, TREE, A, B, C, make_step
+from test_beam import END, START, TREE, A, B, C, make_step, tree_decoder
 
 from capdesk.describe.alttext import word
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.objects import mentions
 from capdesk.describe.trust import FEATURES, Evidence, TrustModel, features, fit
+from capdesk.folders.reading import describe_paths
 from capdesk.limits import TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
 from capdesk.model.beam import beam_finalists
 from capdesk.status import SaidAs
@@ -69,11 +70,11 @@ def test_grounding_costs_only_unsupported_object_words():
 def test_a_bias_changes_the_chosen_caption_but_not_its_recorded_probabilities():
     step, _ = make_step([TREE])
     zeros = np.zeros((1, 1))
-    (plain,) = beam_finalists((zeros, zeros), step, 1, 2, 5, START, END, 0.0, banned=(START,))
+    (plain,) = beam_finalists(tree_decoder(step), zeros, 2, 5, START, END, 0.0, banned=(START,))
     assert plain[0].ids == [B, C]  # "B C": the best caption of the tree
     bias = np.zeros((1, 6))
     bias[0, B] = -5.0  # B is not supported by the picture
-    (steered,) = beam_finalists((zeros, zeros), step, 1, 2, 5, START, END, 0.0, banned=(START,), bias=bias)
+    (steered,) = beam_finalists(tree_decoder(step), zeros, 2, 5, START, END, 0.0, banned=(START,), bias=bias)
     assert steered[0].ids[0] == A
     assert np.allclose(np.exp(steered[0].logprobs[:1]), [0.6])  # the model's own probability, unbiased
 
@@ -129,7 +130,7 @@ def test_the_shipped_model_gives_concepts_and_trust(default_bundle):
     d = Describer(str(default_bundle))
     assert d.primary.concepts is not None and len(d.primary.concepts.words) >= 300
     assert {"dog", "cat", "person", "horse", "motorcycle"} <= set(d.primary.concepts.words)
-    for res in d.describe_paths(sorted(SAMPLES.glob("*.png")) + sorted(SAMPLES.glob("*.jpg"))):
+    for res in describe_paths(d, sorted(SAMPLES.glob("*.png")) + sorted(SAMPLES.glob("*.jpg"))):
         assert res.ok, res.error
         rec = res.to_json()
         assert 0.0 <= rec["trust"] <= 1.0
@@ -149,7 +150,7 @@ def test_a_bundle_without_a_concept_head_describes_as_before(default_bundle, tmp
     assert not {"concepts", "grounding", "trust"} & set(m) and not (old / "concepts.onnx").exists()
     assert sha256_file(old / "encoder.onnx") == m["files"]["encoder.onnx"]["sha256"]
     d = Describer(str(old), others=[])
-    (res,) = list(d.describe_paths([SAMPLES / "chelsea.png"]))
+    (res,) = list(describe_paths(d, [SAMPLES / "chelsea.png"]))
     assert res.ok and res.trust is None and res.concepts == []
     rec = res.to_json()
     assert rec["trust"] is None and rec["concepts"] == []
@@ -195,5 +196,5 @@ def test_ground_makes_a_bundle_the_describer_uses(tmp_path, default_bundle):
     b = open_bundle(tmp_path / "grounded")
     assert b.verify() == []
     assert {"concepts", "grounding", "trust"} <= set(b.manifest)
-    (res,) = list(Describer(str(tmp_path / "grounded"), others=[]).describe_paths([SAMPLES / "astronaut.png"]))
+    (res,) = list(describe_paths(Describer(str(tmp_path / "grounded"), others=[]), [SAMPLES / "astronaut.png"]))
     assert res.ok and res.trust is not None

@@ -12,6 +12,7 @@ import pytest
 from conftest import SAMPLES
 
 from capdesk.model.beam import beam_search
+from capdesk.model.decoders import ArrayDecoder
 from capdesk.model.engine import Engine
 
 NAMES = ("astronaut.png", "chelsea.png", "coffee.png", "page.png", "rocket.jpg")
@@ -33,7 +34,7 @@ def plain_captions(engine: Engine, batch: np.ndarray, beam: int) -> list[tuple[l
     def step(words, h, c, rows):
         return step_s.run(None, {"word": words, "h": h, "c": c, "features": feats[rows], "projected": proj[rows]})
 
-    hyps = beam_search((h0, c0), step, len(batch), beam, engine.max_len, engine.start, engine.end,
+    hyps = beam_search(ArrayDecoder(lambda _: (h0, c0), step), h0, beam, engine.max_len, engine.start, engine.end,
                        engine.length_alpha, engine.block_ngram, banned=(engine.pad, engine.start, engine.unk))
     return [([engine.vocab[i] for i in hy.ids], float(sum(hy.logprobs))) for hy in hyps]
 
@@ -83,8 +84,8 @@ def test_faster_path_gives_the_same_words_as_before(f32_engine, sample_batch, be
 def test_decoder_runs_on_one_thread_and_the_encoder_on_those_asked(default_bundle):
     e = Engine(str(default_bundle), provider="cpu", threads=2)
     assert e.encoder.get_session_options().intra_op_num_threads == 2
-    assert e.dec_step.get_session_options().intra_op_num_threads == 1
-    assert e.dec_init.get_session_options().intra_op_num_threads == 1
+    assert e.decoder.step_graph.get_session_options().intra_op_num_threads == 1
+    assert e.decoder.init_graph.get_session_options().intra_op_num_threads == 1
 
 
 @pytest.fixture(scope="module")
@@ -123,9 +124,9 @@ def test_shrunk_words_stay_close_to_float32(f32_engine, shrunk_bundle, sample_ba
     small = Engine(str(shrunk_bundle), provider="cpu")
     probs = []
     for e in (f32_engine, small):
-        h, c, p, f = e.begin(e.caption_input(sample_batch))
+        h, c, p, f = e.decoder.run_init(e.caption_input(sample_batch))
         words = np.full(len(f), e.start, np.int64)
-        logp = e.dec_step.run(None, {"word": words, "h": h, "c": c, "features": f, "projected": p})[0]
+        logp = e.decoder.step_graph.run(None, {"word": words, "h": h, "c": c, "features": f, "projected": p})[0]
         probs.append(np.exp(logp.astype(np.float64)))
     assert np.abs(probs[0] - probs[1]).max() < 0.01
     assert (probs[0].argmax(1) == probs[1].argmax(1)).all()

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import SAMPLES
 
+from capdesk.folders.reading import describe_paths
 from capdesk.model.bundle import user_models_dir
 from capdesk.model.domain import automatic, fine_tuned, route
 
@@ -65,5 +66,5 @@ def test_the_describer_routes_to_a_fine_tune_only_when_it_proved_itself(default_
     assert ("mine" in d.engines) is used
     named = Describer("mine", provider="cpu")  # named with --model, it is always used
     assert named.name == "mine"
-    res = list(named.describe_paths([SAMPLES / "chelsea.png"]))
+    res = list(describe_paths(named, [SAMPLES / "chelsea.png"]))
     assert res[0].ok and res[0].model == "mine"

@@ -1,0 +1,83 @@
+"""Reading many pictures from disk: the files a folder holds, and pictures decoded ahead of the model.
+
+``expand_paths`` turns the paths a user named (files and folders) into picture files;
+``load_in_batches`` decodes them in two threads while the model describes the chunk before; and
+``describe_paths`` puts the two beside a ``Describer``: one ``Described`` per path, in order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from capdesk.describe.describer import Described, Describer
+from capdesk.imageio import ImageError, is_image_path
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = False) -> Iterator[tuple[str, str | None]]:
+    """Each file named, and the images inside each folder named; (path, error or None)."""
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found: list[str] = []
+            errors: list[OSError] = []
+            # os.walk with followlinks=False: a symlink loop can never trap the walk.
+            for root, dirs, files in os.walk(p, onerror=errors.append):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
+                found.extend(os.path.join(root, f) for f in files
+                             if not f.startswith(".") and is_image_path(f))
+            for err in errors:
+                yield str(err.filename), f"cannot list folder ({err.strerror or err})"
+            yield from ((f, None) for f in sorted(found))
+        else:
+            yield str(p), None
+
+
+def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Callable[[str], Any], batch_size: int
+                    ) -> Iterator[list[tuple[str, Any, str | None]]]:
+    """Chunks of (path, load(path), None) or (path, None, reason), decoded ahead in two threads
+    while the caller runs the model; a file that cannot be read never stops the others.
+
+    At most two chunks are decoded ahead of the caller: a 1,000-photo batch holds as many decoded
+    pictures in memory as an 8-photo one, however slow the model is beside the decoding."""
+    paths = [str(p) for p in paths]
+
+    def safe(p: str):
+        try:
+            return load(p), None
+        except ImageError as exc:
+            return None, exc.reason
+        except Exception as exc:  # a decoder bug in Pillow must not end the batch
+            return None, f"cannot read image ({type(exc).__name__}: {exc})"
+
+    ahead = 2 * max(1, batch_size)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque = deque()
+        upcoming = iter(paths)
+        for p in islice(upcoming, ahead):
+            pending.append((p, pool.submit(safe, p)))
+        chunk: list[tuple[str, Any, str | None]] = []
+        while pending:
+            p, fut = pending.popleft()
+            item, err = fut.result()
+            nxt = next(upcoming, None)
+            if nxt is not None:
+                pending.append((nxt, pool.submit(safe, nxt)))
+            chunk.append((p, item, err))
+            if len(chunk) >= batch_size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+def describe_paths(describer: Describer, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
+                   batch_size: int = 8) -> Iterator[Described]:
+    """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
+    for chunk in load_in_batches(paths, describer.load_picture, batch_size):
+        yield from describer.describe_chunk(chunk, beam)
