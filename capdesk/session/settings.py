@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from capdesk import limits
+from capdesk.sidecars import formats
 from capdesk.sidecars.writer import SidecarOptions, atomic_write
 
 
@@ -28,7 +29,7 @@ class Settings:
     model: str = ""  # "" = automatic: route each picture to the model it fits
     provider: str = "auto"
     beam: int | None = None  # None: each model's own tuned beam (its manifest's decoding.beam)
-    sidecar_formats: list[str] = field(default_factory=lambda: ["txt", "xmp"])
+    sidecar_formats: list[str] = field(default_factory=lambda: list(formats.defaults()))
     txt_name: str = "stem"
     xmp_name: str = "ext"
     lang: str = "en"
@@ -77,7 +78,7 @@ class Settings:
 
     def sidecar_options(self, **overrides: Any) -> SidecarOptions:
         """The sidecar writer's options these settings give (``overrides``: a dialog's own choices)."""
-        kw: dict[str, Any] = dict(formats=tuple(self.sidecar_formats) or ("txt",), txt_name=self.txt_name,
+        kw: dict[str, Any] = dict(formats=tuple(self.sidecar_formats) or (formats.FALLBACK,), txt_name=self.txt_name,
                                   xmp_name=self.xmp_name, lang=self.lang, ext_descr=self.ext_descr)
         return SidecarOptions(**{**kw, **overrides})
 
@@ -166,11 +167,12 @@ def _provider(v: Any) -> str:
 
 
 def _formats(v: Any) -> list[str]:
+    known = formats.names()
     if not isinstance(v, list) or not v or not all(isinstance(f, str) for f in v):
-        raise ValueError(f"must be a list of {' and/or '.join(limits.SIDECAR_FORMATS)}")
-    bad = [f for f in v if f not in limits.SIDECAR_FORMATS]
+        raise ValueError(f"must be a list of {' and/or '.join(known)}")
+    bad = [f for f in v if f not in known]
     if bad:
-        raise ValueError(f"holds an unknown format {bad[0][:40]!r} (choose {', '.join(limits.SIDECAR_FORMATS)})")
+        raise ValueError(f"holds an unknown format {bad[0][:40]!r} (choose {', '.join(known)})")
     return list(dict.fromkeys(v))
 
 
@@ -203,8 +205,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "provider": _provider,
     "beam": _optional(_int_range(limits.BEAM_MIN, limits.BEAM_MAX)),
     "sidecar_formats": _formats,
-    "txt_name": _choice(limits.SIDECAR_NAMINGS),
-    "xmp_name": _choice(limits.SIDECAR_NAMINGS),
+    "txt_name": _choice(formats.NAMINGS),
+    "xmp_name": _choice(formats.NAMINGS),
     "lang": _lang,
     "speech": _choice(limits.SPEECH_MODES),
     "voice": _text(256),

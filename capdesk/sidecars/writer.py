@@ -26,13 +26,13 @@ import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.describe.alttext import AltText
 from capdesk.imageio import IMAGE_SUFFIXES
-from capdesk.limits import SIDECAR_FORMATS, SIDECAR_NAMINGS
 from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
+from capdesk.sidecars import formats as registry
 from capdesk.sidecars import xmp
 from capdesk.sidecars.ledger import Ledger, LedgerError
 from capdesk.sidecars.xmp import NS, read_alt_text, read_ext_descr, render_xmp  # noqa: F401  (part of this module's API)
@@ -48,7 +48,8 @@ class SidecarError(Exception):
 
 @dataclass
 class SidecarOptions:
-    formats: tuple[str, ...] = ("txt", "xmp")
+    formats: tuple[str, ...] = field(default_factory=registry.defaults)  # names in ``capdesk.sidecars.formats``
+    # The naming of each shipped format, by the name settings.json and the command line give it.
     txt_name: str = "stem"  # photo.txt | "ext": photo.jpg.txt
     xmp_name: str = "ext"  # photo.jpg.xmp (cannot collide) | "stem": photo.xmp
     lang: str = "en"
@@ -58,16 +59,23 @@ class SidecarOptions:
     # A mirror tree for stores that cannot be written: the sidecar of ROOT/a/b.jpg goes to OUT/a/b.txt.
     out_dir: Path | None = None
     out_root: Path | None = None
+    # The naming of any other format, by its name; a format in neither place has its default naming.
+    namings: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if (self.out_dir is None) != (self.out_root is None):
             raise ValueError("a mirror folder needs both out_dir and out_root")
-        bad = [f for f in self.formats if f not in SIDECAR_FORMATS]
-        if bad:
-            raise ValueError(f"unknown sidecar format {bad[0]!r} (choose {', '.join(SIDECAR_FORMATS)})")
-        for name in (self.txt_name, self.xmp_name):
-            if name not in SIDECAR_NAMINGS:
-                raise ValueError(f"unknown sidecar naming {name!r} (choose {', '.join(SIDECAR_NAMINGS)})")
+        for f in self.formats:
+            registry.get(f)  # an unknown name raises, listing the known ones
+        chosen = [getattr(self, f.option) for f in registry.known() if hasattr(self, f.option)]
+        for name in (*chosen, *self.namings.values()):
+            if name not in registry.NAMINGS:
+                raise ValueError(f"unknown sidecar naming {name!r} (choose {', '.join(registry.NAMINGS)})")
+
+    def naming(self, fmt: str) -> str:
+        """How the sidecars of the format ``fmt`` are named: ``namings``, its own field, or its default."""
+        kind = registry.get(fmt)
+        return self.namings.get(fmt) or getattr(self, kind.option, None) or kind.default_naming
 
     @classmethod
     def parse(cls, formats: str, **kw) -> SidecarOptions:
@@ -76,8 +84,7 @@ class SidecarOptions:
 
 
 def sidecar_path(image: Path, fmt: str, naming: str) -> Path:
-    image = Path(image)
-    return image.with_name(image.name + "." + fmt) if naming == "ext" else image.with_suffix("." + fmt)
+    return registry.get(fmt).path(image, naming)
 
 
 def sha256_text(data: bytes) -> str:
@@ -123,7 +130,7 @@ class SidecarWriter:
 
     def _naming(self, image: Path, fmt: str) -> tuple[str, list[Path]]:
         """The naming used for ``fmt``, and the images that forced extension naming (if any)."""
-        naming = self.opts.txt_name if fmt == "txt" else self.opts.xmp_name
+        naming = self.opts.naming(fmt)
         if naming == "stem":
             clash = stem_siblings(image)
             if clash:
@@ -244,32 +251,32 @@ class SidecarWriter:
             if own is Ownership.BLOCKED:
                 return WriteOutcome(p, WriteStatus.FAILED, "a folder (or other non-file) is where the sidecar goes; "
                                                  "move it away (--overwrite never replaces it)")
-            aside: Path | None = None  # where a damaged XMP sidecar was kept
-            if fmt == "txt":
+            kind = registry.get(fmt)
+            aside: Path | None = None  # where a damaged sidecar was kept
+            existing, damage = None, None
+            if not kind.merges:
                 if own is Ownership.FOREIGN and not overwrite:
                     return WriteOutcome(p, WriteStatus.KEPT, "exists and was not written by CapDesk (or was edited); "
                                                   "use --overwrite to replace it")
-                data = (xmp.one_line(alt.text).strip() + "\n").encode("utf-8")
             else:
-                existing, damage = None, None
                 if own is not Ownership.ABSENT:
                     raw = p.read_bytes()
                     if sha256_text(raw) != before:
                         return WriteOutcome(p, WriteStatus.KEPT, "was changed while CapDesk was writing it; "
                                                                  "that version is kept")
-                    existing, damage = xmp.read_existing(raw)
+                    existing, damage = kind.check(raw)
                     if damage:  # kept aside, and written anew: never a failure on every later run
                         aside = xmp.set_aside(p, raw)
-                current = read_alt_text(p) if existing is not None else None
+                current = kind.read(p) if existing is not None else None
                 rec = self.ledger.get(p)
                 # Other tools may add properties to the file; what matters is whose alt text it holds.
                 theirs = current is not None and current.strip() and (rec is None or rec["alt_text"] != current)
                 if theirs and not overwrite:
                     return WriteOutcome(p, WriteStatus.KEPT, "holds alt text not written by CapDesk (or edited); "
                                                   "use --overwrite to replace it")
-                o = self.opts
-                data = render_xmp(existing, alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc,
-                                  review=review, reason=reason).encode()
+            o = self.opts
+            data = kind.render(registry.Request(alt, lang=o.lang, ext_descr=o.ext_descr, mirror_dc=o.mirror_dc,
+                                                review=review, reason=reason), existing)
             digest = sha256_text(data)
             if before == digest:
                 self.ledger.put(p, digest, sig, image, alt, review, reason)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLa
 
 from capdesk.session import messages
 from capdesk.session.jobs import BatchJob, batch_report_path
+from capdesk.sidecars import formats
 from capdesk.sidecars.writer import SidecarWriter
 
 from ..announcer import FOCUS_SETTLE_S
@@ -29,13 +30,15 @@ class BatchDialog(ReportJobDialog):
         form = QFormLayout()
         self._folder_row(form, folder, "Folder whose pictures get alt text")
         self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
-        self.txt = named(QCheckBox("&Text sidecars (.txt)"), "Write text sidecars")
-        self.txt.setChecked("txt" in s.sidecar_formats)
-        self.xmp = named(QCheckBox("&XMP sidecars (IPTC alt text)"), "Write XMP sidecars")
-        self.xmp.setChecked("xmp" in s.sidecar_formats)
+        self.sidecar_boxes: dict[str, QCheckBox] = {}  # one per sidecar format, by its name
+        for fmt in formats.known():
+            box = self.sidecar_boxes[fmt.name] = named(QCheckBox(f"{fmt.label} ({fmt.detail})"), fmt.action)
+            box.setChecked(fmt.name in s.sidecar_formats)
+        self.txt, self.xmp = self.sidecar_boxes["txt"], self.sidecar_boxes["xmp"]  # as scripts reach them
         self.xmp_name = named(QComboBox(), "XMP file naming")
-        self.xmp_name.addItems(["photo.jpg.xmp (cannot collide)", "photo.xmp (Lightroom style)"])
-        self.xmp_name.setCurrentIndex(0 if s.xmp_name == "ext" else 1)
+        for naming, example, note in formats.get("xmp").naming_choices():
+            self.xmp_name.addItem(f"{example} ({note})" if note else example, naming)
+        self.xmp_name.setCurrentIndex(max(0, self.xmp_name.findData(s.xmp_name)))
         self.overwrite = named(QCheckBox("&Overwrite sidecars CapDesk did not write"), "Overwrite foreign sidecars",
                                "Replace sidecars written or edited by a person or another program")
         self.report_fmt = named(QComboBox(), "Report format")
@@ -45,7 +48,7 @@ class BatchDialog(ReportJobDialog):
                                  "Where to save the report; empty: CapDesk's reports folder, named after the "
                                  "folder and the time. A name ending in .csv, .json or .html chooses that format")
         self.report_file.setPlaceholderText("CapDesk's reports folder")
-        for w in (self.recursive, self.txt, self.xmp):
+        for w in (self.recursive, *self.sidecar_boxes.values()):
             form.addRow(w)
         nl = QLabel("XMP &naming:")
         nl.setBuddy(self.xmp_name)
@@ -69,13 +72,13 @@ class BatchDialog(ReportJobDialog):
 
     def start(self) -> None:
         folder = Path(self.folder.text().strip())
-        formats = tuple(f for f, box in (("txt", self.txt), ("xmp", self.xmp)) if box.isChecked())
-        if not formats:
+        chosen_formats = tuple(f for f, box in self.sidecar_boxes.items() if box.isChecked())
+        if not chosen_formats:
             self.status.setText(messages.CHOOSE_A_FORMAT)
             self.session.say(messages.CHOOSE_A_FORMAT)
             return
         s = self.window_.settings
-        chosen = {"formats": formats, "xmp_name": "ext" if self.xmp_name.currentIndex() == 0 else "stem",
+        chosen = {"formats": chosen_formats, "xmp_name": self.xmp_name.currentData(),
                   "overwrite": self.overwrite.isChecked()}
         writer = SidecarWriter(s.sidecar_options(**chosen))
         ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from capdesk import limits
 from capdesk.screen import shortcut
 from capdesk.session.settings import Settings
+from capdesk.sidecars import formats
 
 from ..widgets import named
 from .common import PathEdit
@@ -82,17 +83,18 @@ class SettingsDialog(QDialog):
         self.volume.setRange(limits.VOLUME_MIN, limits.VOLUME_MAX)
         self.volume.setSingleStep(0.1)
         self.volume.setValue(settings.volume)
-        self.txt = add("&Text sidecars:", QCheckBox(), "Write text sidecars")
-        self.txt.setChecked("txt" in settings.sidecar_formats)
-        self.xmp = add("&XMP sidecars:", QCheckBox(), "Write XMP sidecars")
-        self.xmp.setChecked("xmp" in settings.sidecar_formats)
+        self.sidecar_boxes: dict[str, QCheckBox] = {}  # one per sidecar format, by its name
+        for fmt in formats.known():
+            box = self.sidecar_boxes[fmt.name] = add(f"{fmt.label}:", QCheckBox(), fmt.action)
+            box.setChecked(fmt.name in settings.sidecar_formats)
+        self.txt, self.xmp = self.sidecar_boxes["txt"], self.sidecar_boxes["xmp"]  # as scripts reach them
         self.ext_descr = QCheckBox()
         add("Longer &description in XMP:", self.ext_descr, "Longer description in XMP sidecars")
         self.ext_descr.setToolTip("Also write IPTC ExtDescrAccessibility: what the model said, the tags, "
                                   "the text read and plain facts about the picture")
         self.ext_descr.setChecked(bool(settings.ext_descr))
         self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
-        self.xmp_name.addItems(list(limits.SIDECAR_NAMINGS))
+        self.xmp_name.addItems(list(formats.NAMINGS))
         self.xmp_name.setCurrentText(settings.xmp_name)
         # Plain text edits, not QLineEdit, which Orca reads one character short ("pt-B" for "pt-BR").
         self.lang = add("Alt text &language:", PathEdit(settings.lang), "Alt text language")
@@ -154,7 +156,7 @@ class SettingsDialog(QDialog):
         s.voice = self.voice.currentData() or ""
         s.rate = self.rate.value()
         s.volume = self.volume.value()
-        s.sidecar_formats = [f for f, b in (("txt", self.txt), ("xmp", self.xmp)) if b.isChecked()] or ["txt"]
+        s.sidecar_formats = [f for f, b in self.sidecar_boxes.items() if b.isChecked()] or [formats.FALLBACK]
         s.ext_descr = self.ext_descr.isChecked()
         s.xmp_name = self.xmp_name.currentText()
         s.lang = self.lang.text().strip() or "en"
