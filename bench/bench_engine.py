@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from capdesk.model.beam import beam_search  # noqa: E402
+from capdesk.model.decoders import ArrayDecoder  # noqa: E402
 from capdesk.model.engine import Engine  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
@@ -77,8 +78,8 @@ class TorchBaseline:
                                feats[rows], proj[rows])
                 return tuple(o.numpy() for o in out)
 
-            hyps = beam_search((h0.numpy(), c0.numpy()), step, len(batch), beam, e.max_len, e.start, e.end,
-                               e.length_alpha, e.block_ngram, banned=(e.pad, e.start, e.unk))
+            hyps = beam_search(ArrayDecoder(lambda _: (h0.numpy(), c0.numpy()), step), batch, beam, e.max_len,
+                               e.start, e.end, e.length_alpha, e.block_ngram, banned=(e.pad, e.start, e.unk))
         return [h.ids for h in hyps]
 
 
@@ -109,9 +110,9 @@ def compare_captions(eng: Engine, base: TorchBaseline, batch: np.ndarray) -> dic
     onnx_words = [c.words for c in eng.caption_arrays(batch, 3)]
     eager_words = [[eng.vocab[i] for i in ids] for ids in base.caption(batch, 3)]
     same = sum(a == b for a, b in zip(onnx_words, eager_words))
-    h, c, proj, memory = eng.begin(eng.caption_input(batch))
+    h, c, proj, memory = eng.decoder.run_init(eng.caption_input(batch))
     start = np.full(len(batch), eng.start, np.int64)
-    p_onnx = np.exp(eng.dec_step.run(None, {"word": start, "h": h, "c": c, "features": memory,
+    p_onnx = np.exp(eng.decoder.step_graph.run(None, {"word": start, "h": h, "c": c, "features": memory,
                                             "projected": proj})[0].astype(np.float64))
     with torch.no_grad():
         tf = base.memory(batch)
@@ -157,11 +158,12 @@ def main() -> int:
         measures.append((f"caption beam {beam}, batch {ns.batch}", ns.batch,
                          lambda b=beam: eng.caption_arrays(batch, b), ("cap", batch, beam)))
     from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.folders.reading import describe_paths
 
     describer = Describer(ns.model or str(eng.bundle.path), provider=ns.provider, beam=3, threads=ns.threads,
                           options=DescribeOptions(ocr="never"))
     measures.append((f"file -> description beam 3, {ns.batch} files (load, preprocess, model, routing)", ns.batch,
-                     lambda: list(describer.describe_paths(paths, beam=3, batch_size=ns.batch)), None))
+                     lambda: list(describe_paths(describer, paths, beam=3, batch_size=ns.batch)), None))
     rows = []
     for what, n, fn, _ in measures:
         t = median_time(fn, ns.runs) / n

@@ -43,13 +43,14 @@ sys.exit(code)
 BATCH_CHILD = """
 import json, sys
 from capdesk.describe.describer import Describer
+from capdesk.folders.reading import describe_paths
 def rss():
     st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)
     return round(int(st['VmRSS'].split()[0]) / 1024, 1), round(int(st['VmHWM'].split()[0]) / 1024, 1)
 paths, model, every = json.load(open(sys.argv[1])), sys.argv[2] or None, int(sys.argv[3])
 d = Describer(model, provider='cpu')
 samples, done, failed = [], 0, 0
-for r in d.describe_paths(paths, batch_size=8):
+for r in describe_paths(d, paths, batch_size=8):
     done += 1
     failed += r.error is not None
     if done % every == 0:

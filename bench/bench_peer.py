@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from capdesk.imageio import Preprocess  # noqa: E402
 from capdesk.model.beam import beam_search  # noqa: E402
+from capdesk.model.decoders import ArrayDecoder  # noqa: E402
 from capdesk.model.engine import Engine, session_options  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
@@ -294,25 +295,15 @@ class Peer:
             return out, present, c, np.zeros((len(rows), 1), np.float32)
 
         eos = GPT2["eos_token_id"]
-        hyps = beam_search((past, np.broadcast_to(none, (len(image), 1))), step, len(image), beam, steps,
-                           GPT2["bos_token_id"], eos, banned=(eos,))
+        hyps = beam_search(ArrayDecoder(lambda _: (past, np.broadcast_to(none, (len(image), 1))), step), image, beam,
+                           steps, GPT2["bos_token_id"], eos, banned=(eos,))
         return hyps[0].ids
 
 
 def capdesk_fixed(eng: Engine, image: np.ndarray, beam: int, steps: int) -> list[int]:
     """CapDesk's engine (same sessions, same search as ``Engine.decode``) forced to ``steps`` words:
     the end token is banned, as it is for the peer."""
-    h0, c0, proj, feats = eng.begin(eng.caption_input(image))
-    gathered: dict = {}
-
-    def step(words, h, c, rows):
-        if gathered.get("rows") is not rows:
-            gathered.update(rows=rows, features=np.ascontiguousarray(feats[rows]),
-                            projected=np.ascontiguousarray(proj[rows]))
-        return eng.dec_step.run(None, {"word": words, "h": h, "c": c, "features": gathered["features"],
-                                       "projected": gathered["projected"]})
-
-    hyps = beam_search((h0, c0), step, len(feats), beam, steps, eng.start, eng.end, eng.length_alpha,
+    hyps = beam_search(eng.decoder, eng.caption_input(image), beam, steps, eng.start, eng.end, eng.length_alpha,
                        eng.block_ngram, banned=(eng.pad, eng.start, eng.unk, eng.end))
     return hyps[0].ids
 

@@ -65,17 +65,18 @@ def run_cli(listing: Path, extra: list[str], n: int) -> float:
 def driver_share(pictures: list[Path], runs: int) -> dict:
     """Seconds per picture the starting process spends per picture whatever describes it:
     the skip check, writing both sidecars (atomically, fsync'd) and the ledger."""
-    from capdesk.cli.folders import RAY_WRITERS
     from capdesk.describe.describer import DescribeOptions, Describer
     from capdesk.folders.batch import run_batch
     from capdesk.folders.pathlist import mirror_root
+    from capdesk.folders.reading import describe_paths
+    from capdesk.session.batch_run import RAY_WRITERS
     from capdesk.sidecars.ledger import Ledger
     from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
 
     describer = Describer(provider="cpu", options=DescribeOptions(ocr="never"))
     paths = [str(p) for p in pictures]
     t0, c0 = time.perf_counter(), time.process_time()
-    described = list(describer.describe_paths(paths))
+    described = list(describe_paths(describer, paths))
     describe_s = (time.perf_counter() - t0) / len(paths)
     describe_cpu_s = (time.process_time() - c0) / len(paths)  # all threads: decoding, the model
     times = []

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from capdesk.describe.describer import DescribeOptions, Describer  # noqa: E402
+from capdesk.folders.reading import describe_paths  # noqa: E402
 from capdesk.model.concepts import copy_without_concepts  # noqa: E402
 
 SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
@@ -28,7 +29,7 @@ SAMPLES = sorted((ROOT / "resources" / "samples").glob("*.[pj][np]g"))
 def per_picture_ms(describer: Describer, paths: list[Path], batch: int, runs: int) -> float:
     def once() -> None:
         for s in range(0, len(paths), batch):
-            list(describer.describe_paths(paths[s:s + batch], batch_size=batch))
+            list(describe_paths(describer, paths[s:s + batch], batch_size=batch))
 
     once()  # warm-up: sessions, caches
     times = []

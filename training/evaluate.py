@@ -141,10 +141,11 @@ def said_as_figures(bundle: Path, records, refs: dict[str, list[str]]) -> dict:
     """The photos described as the app describes them with this model (its decoding, grounding and trust
     rule): per collection and per way the caption was said, the share of photos and CHAIRs."""
     from capdesk.describe.describer import Describer
+    from capdesk.folders.reading import describe_paths
 
     describer = Describer(str(bundle), provider="cpu", others=[])
     groups: dict[str, dict[str, list[str]]] = {}
-    for r, d in zip(records, describer.describe_paths([r.image for r in records], batch_size=16)):
+    for r, d in zip(records, describe_paths(describer, [r.image for r in records], batch_size=16)):
         if not d.ok or d.said_as is None:
             continue
         for g in {"all", source_group(r.source)} if r.source else {"all"}:

@@ -47,6 +47,7 @@ from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said wher
     take_description,
 )
 from capdesk.describe.describer import Described, Describer
+from capdesk.folders.reading import describe_paths
 from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
@@ -173,25 +174,26 @@ def _apply(row: ImageRow, f: Found, d: Described | None) -> tuple[int, str] | No
 
 def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool = False,
                  include_empty: bool = False, dry_run: bool = False, backup_dir: Path | None = None,
-                 beam: int | None = None, progress: ProgressFn | None = None,
+                 progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
                  batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = (),
                  epub_metadata: bool = False) -> AltFillResult:
     """Fill the alt text of every page and document under ``paths``; ``before_write(page)`` is
     called just before each page is replaced (tests use it to edit a page at the worst moment).
+    Pictures are described as ``describer`` describes (the beam and the options it was built with).
     Pictures are described only inside the folders given (each folder, each page's folder) and
     ``allow_roots``, and a document's only from inside it. With ``epub_metadata``, an EPUB whose
     pictures all have alt text afterwards says so in its package document."""
     store = PictureStore()
     try:
-        return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, beam, progress, cancelled,
+        return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, progress, cancelled,
                     before_write, batch_size, allow_roots, epub_metadata, store)
     finally:
         store.close()
 
 
 def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool, include_empty: bool,
-         dry_run: bool, backup_dir: Path | None, beam: int | None, progress: ProgressFn | None,
+         dry_run: bool, backup_dir: Path | None, progress: ProgressFn | None,
          cancelled: Callable[[], bool], before_write: Callable[[Path], None] | None, batch_size: int,
          allow_roots: Iterable[str | os.PathLike[str]], epub_metadata: bool, store: PictureStore) -> AltFillResult:
     t0 = time.monotonic()
@@ -215,16 +217,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
             result.interrupted = True
             break
         if is_document(path):
-            doc = scan_document(path)
-            result.pages.append(doc.row)
-            docs.append((doc, []))
-            for spot in doc.spots:
-                row, entry = plan_spot(doc, spot, include_empty)
-                result.images.append(row)
-                file = picture_file(doc, entry, row, store) if entry else None
-                if file is not None:
-                    files.setdefault(str(file), file)
-                    docs[-1][1].append((spot, row, str(file)))
+            docs.append(_plan_document(path, include_empty, store, result, files))
             continue
         try:
             page = scan_page(path, cancelled)
@@ -233,15 +226,8 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
             break
         pages.append(page)
         result.pages.append(page.row)
-        for f in page.found:
-            row, file = _plan(page, f, root, include_empty, roots)
-            result.images.append(row)
-            if file is not None:
-                key = os.path.realpath(file)
-                # The real path is what is described: a link swapped after the check above changes nothing.
-                files.setdefault(key, Path(key))
-                pending.append((page, f, row, key))
-    described = _describe(describer, files, beam, progress, cancelled, batch_size)
+        pending += _plan_page(page, root, include_empty, roots, result, files)
+    described = _describe(describer, files, progress, cancelled, batch_size)
     result.interrupted = result.interrupted or len(described) < len(files)
     for page, f, row, key in pending:
         edit = _apply(row, f, described.get(key))
@@ -258,7 +244,40 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     return result
 
 
-def _describe(describer: Describer, files: dict[str, Path], beam: int | None, progress: ProgressFn | None,
+def _plan_document(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
+                   files: dict[str, Path]) -> tuple[Doc, list[tuple]]:
+    """A document scanned: its rows added to ``result``, its pictures to ``files``; the document, with
+    the (spot, row, key) of each picture to fill."""
+    doc = scan_document(path)
+    result.pages.append(doc.row)
+    wanted: list[tuple] = []
+    for spot in doc.spots:
+        row, entry = plan_spot(doc, spot, include_empty)
+        result.images.append(row)
+        file = picture_file(doc, entry, row, store) if entry else None
+        if file is not None:
+            files.setdefault(str(file), file)
+            wanted.append((spot, row, str(file)))
+    return doc, wanted
+
+
+def _plan_page(page: _Page, root: Path, include_empty: bool, roots: Roots, result: AltFillResult,
+               files: dict[str, Path]) -> list[tuple[_Page, Found, ImageRow, str]]:
+    """A page's images: their rows added to ``result``, the pictures to describe to ``files``; the
+    (page, image, row, key) of each to fill."""
+    pending = []
+    for f in page.found:
+        row, file = _plan(page, f, root, include_empty, roots)
+        result.images.append(row)
+        if file is not None:
+            key = os.path.realpath(file)
+            # The real path is what is described: a link swapped after the check above changes nothing.
+            files.setdefault(key, Path(key))
+            pending.append((page, f, row, key))
+    return pending
+
+
+def _describe(describer: Describer, files: dict[str, Path], progress: ProgressFn | None,
               cancelled: Callable[[], bool], batch_size: int) -> dict[str, Described]:
     """Each distinct picture described once; cancellation is checked between batches."""
     keys = list(files)
@@ -267,8 +286,7 @@ def _describe(describer: Describer, files: dict[str, Path], beam: int | None, pr
         if cancelled():
             break
         chunk = keys[start:start + batch_size]
-        for key, d in zip(chunk, describer.describe_paths([files[k] for k in chunk], beam=beam,
-                                                          batch_size=batch_size)):
+        for key, d in zip(chunk, describe_paths(describer, [files[k] for k in chunk], batch_size=batch_size)):
             out[key] = d
             if progress:
                 progress(len(out), len(keys), files[key].name)

@@ -1,7 +1,11 @@
 """``capdesk`` on the command line: one module a command, over the same services as the window.
 
-``main`` (the parser and dispatch), ``caption``, ``screen`` and ``service``, ``folders`` (``batch`` and ``watch``),
-``altfill``, ``models``, and ``common`` (exit statuses, opening the describer and the writer).
+``main`` (the table of commands, the parser built from it, dispatch, and ``capdesk gui``), ``caption``,
+``screen`` and ``service``, ``folders`` (``batch``), ``watch``, ``altfill``, ``models``, ``train``, and
+``common`` (exit statuses, shared options, opening the describer and the writer, lines beside a progress
+bar). Each command module's ``register`` adds its parser and names the function that runs it; that
+function parses and checks the options, calls a service of ``capdesk.session`` (or ``folders``,
+``altfill``) and prints.
 
 May import: everything in ``capdesk`` (``gui`` only to open the window for ``capdesk gui``).
 Nothing imports cli/ but the entry points.

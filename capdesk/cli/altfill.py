@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from capdesk.cli.common import (
@@ -17,11 +19,18 @@ from capdesk.cli.common import (
     error,
     model_args,
     open_engine,
+    progress_bar,
 )
 
+if TYPE_CHECKING:
+    from capdesk.altfill.fill import AltFillResult
 
-def add_parser(sub) -> None:
-    """Register the command with the main parser's subcommands."""
+STOPPING = ("capdesk: stopping after the current pictures; what is described so far is written "
+            "(Ctrl-C again to stop at once)")
+
+
+def register(sub) -> None:
+    """Add the command to the main parser's subcommands."""
     p = sub.add_parser(
         "alt-fill", help="write alt text into the images of HTML and Markdown pages and of documents",
         description="Give each <img> without an alt attribute, and each Markdown image with empty brackets, "
@@ -52,6 +61,7 @@ def add_parser(sub) -> None:
     model_args(p, threshold=True)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     describe_args(p)
+    p.set_defaults(run=cmd_alt_fill)
 
 
 def _days(value: str) -> float:
@@ -86,23 +96,11 @@ def one_line(text: object) -> str:
 
 
 def cmd_alt_fill(ns: argparse.Namespace) -> int:
-    import signal
-    import threading
-    from pathlib import Path
+    from capdesk.altfill.report import write_report
+    from capdesk.session.altfill_run import AltFillOptions, fill_alt_text
 
-    from capdesk.altfill.fill import FillStatus, default_backup_dir, run_alt_fill
-    from capdesk.altfill.report import REPORT_SUFFIXES, write_report
-
-    if ns.report and Path(ns.report).suffix.lower() not in REPORT_SUFFIXES:
-        error("--report must end in .json or .html")
+    if not _usable(ns):
         return EXIT_USAGE
-    if not ns.paths and ns.prune_backups is None:
-        error("alt-fill needs at least one PATH (or --prune-backups DAYS)")
-        return EXIT_USAGE
-    for root in ns.allow_root:
-        if not Path(root).is_dir():
-            error(f"--allow-root {one_line(root)}: no such folder")
-            return EXIT_USAGE
     status = EXIT_OK
     if ns.prune_backups is not None:
         status = _prune(ns.prune_backups)
@@ -111,44 +109,71 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
     engine = open_engine(ns)
     if engine is None:
         return EXIT_USAGE
-    bar = None
-
-    def progress(done: int, total: int, name: str) -> None:
-        nonlocal bar
-        if ns.quiet:
-            return
-        if bar is None:  # made at the first picture: a run with nothing to describe shows no empty bar
-            from tqdm import tqdm
-
-            bar = tqdm(total=total, unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
-        bar.total = total
-        bar.update(1)
-
-    cancel = threading.Event()
-
-    def on_sigint(signum, frame) -> None:
-        if cancel.is_set():  # a second Ctrl-C: stop at once
-            raise KeyboardInterrupt
-        cancel.set()
-        print("capdesk: stopping after the current pictures; what is described so far is written "
-              "(Ctrl-C again to stop at once)", file=sys.stderr)
-
-    backups = None if ns.dry_run else default_backup_dir()
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        result = run_alt_fill(ns.paths, engine, recursive=ns.recursive, include_empty=ns.include_empty,
-                              dry_run=ns.dry_run, backup_dir=backups, beam=ns.beam, progress=progress,
-                              cancelled=cancel.is_set, allow_roots=ns.allow_root, epub_metadata=ns.epub_metadata)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if bar is not None:
-        bar.close()
+    options = AltFillOptions(tuple(ns.paths), recursive=ns.recursive, include_empty=ns.include_empty,
+                             dry_run=ns.dry_run, allow_roots=tuple(ns.allow_root), epub_metadata=ns.epub_metadata)
+    progress = _Progress(ns.quiet)
+    result, backups = fill_alt_text(options, engine, progress, lambda: print(STOPPING, file=sys.stderr))
+    progress.close()
     if ns.dry_run:
-        sys.stdout.flush()
-        for diff in result.diffs.values():  # each page's own bytes: what patch needs
-            sys.stdout.buffer.write(diff)
-        sys.stdout.buffer.flush()
-    # A page's addresses and a file's name are anyone's text: printed without their control characters.
+        _write_diffs(result)
+    _say_rows(result, ns.dry_run)
+    if ns.report:
+        write_report(result, Path(ns.report))
+    _say_summary(result, backups, ns.dry_run)
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_SOME_FAILED if result.failed or status != EXIT_OK else EXIT_OK
+
+
+def _usable(ns: argparse.Namespace) -> bool:
+    """Whether the options can be used together; False once why not is said."""
+    from capdesk.altfill.report import REPORT_SUFFIXES
+
+    if ns.report and Path(ns.report).suffix.lower() not in REPORT_SUFFIXES:
+        error("--report must end in .json or .html")
+        return False
+    if not ns.paths and ns.prune_backups is None:
+        error("alt-fill needs at least one PATH (or --prune-backups DAYS)")
+        return False
+    for root in ns.allow_root:
+        if not Path(root).is_dir():
+            error(f"--allow-root {one_line(root)}: no such folder")
+            return False
+    return True
+
+
+class _Progress:
+    """The progress bar, drawn from the first picture described: a run with nothing to describe shows none."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar = None
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        if self.quiet:
+            return
+        if self.bar is None:
+            self.bar = progress_bar(total)
+        self.bar.total = total
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _write_diffs(result: AltFillResult) -> None:
+    sys.stdout.flush()
+    for diff in result.diffs.values():  # each page's own bytes: what patch needs
+        sys.stdout.buffer.write(diff)
+    sys.stdout.buffer.flush()
+
+
+def _say_rows(result: AltFillResult, dry_run: bool) -> None:
+    """Each picture filled on stdout (page, address, alt text); problems and skips on stderr. A page's
+    addresses and a file's name are anyone's text: printed without their control characters."""
+    from capdesk.altfill.fill import FillStatus
+
     for p in result.pages:
         if p.error:
             print(f"capdesk: {one_line(p.page)}: {one_line(p.error)}", file=sys.stderr)
@@ -158,19 +183,17 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
         where = f"{one_line(r.page)}: {one_line(r.location)}" if r.location else f"{one_line(r.page)}:{r.line}"
         # The address as a person reads it: Markdown's <my cat é.png> comes back percent-encoded.
         shown = one_line(unquote(r.src, errors="surrogateescape")) if r.src else ""
-        if r.status == FillStatus.FILLED and not ns.dry_run and r.written:
+        if r.status == FillStatus.FILLED and not dry_run and r.written:
             print(f"{where}\t{shown}\t{one_line(r.alt_text)}", flush=True)
         why = r.error or (f"needs review: {r.reason}" if r.needs_review else None) or \
             (r.note if r.status == FillStatus.SKIPPED else None)
         if why:
             print(f"capdesk: {where}: {shown + ': ' if shown else ''}{one_line(why)}", file=sys.stderr)
-    if ns.report:
-        write_report(result, Path(ns.report))
+
+
+def _say_summary(result: AltFillResult, backups: Path | None, dry_run: bool) -> None:
     changed = [p for p in result.pages if p.status == "changed"]
     if changed:
         print(f"capdesk: the originals of the {len(changed)} changed page(s) are in {backups}", file=sys.stderr)
     print(f"capdesk: {result.summary()} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else "")
-          + (" (dry run: nothing written)" if ns.dry_run else ""), file=sys.stderr)
-    if result.interrupted:
-        return EXIT_INTERRUPTED
-    return EXIT_SOME_FAILED if result.failed or status != EXIT_OK else EXIT_OK
+          + (" (dry run: nothing written)" if dry_run else ""), file=sys.stderr)

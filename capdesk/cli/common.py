@@ -1,8 +1,9 @@
-"""What the CLI's commands share: exit statuses, and opening the describer, the sidecar writer and
-the speaker from the parsed options, each problem said as one ``capdesk: ...`` line on stderr.
+"""What the CLI's commands share: exit statuses, the parser class and the options several commands
+take, opening the describer, the sidecar writer and the speaker from the parsed options (each problem
+said as one ``capdesk: ...`` line on stderr), and lines said beside a progress bar.
 
-(Kept apart from ``capdesk.cli.main`` so that ``capdesk.cli.folders`` needs nothing from the module
-that dispatches to it: no import circle. The services are imported when a command needs them,
+(Kept apart from ``capdesk.cli.main`` so that the command modules need nothing from the module
+that dispatches to them: no import circle. The services are imported when a command needs them,
 so that ``capdesk --help`` and ``capdesk train`` start without loading numpy or Pillow.)
 """
 
@@ -12,12 +13,14 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from capdesk import limits
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from capdesk.describe.describer import DescribeOptions, Describer
     from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
     from capdesk.speech import Speaker
@@ -26,8 +29,31 @@ EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # as a shell reports a command stopped by Ctrl-C
 
 
+class UsageParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep the message one line
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def error(message: str) -> None:
     print(f"capdesk: error: {message}", file=sys.stderr, flush=True)
+
+
+def progress_bar(total: int | None = None) -> tqdm:
+    """The pictures described so far, drawn on stderr."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
+
+
+def say_line(bar: tqdm | None, text: str, file: TextIO | None = None, flush: bool = False) -> None:
+    """``text`` on ``file`` (default stderr): through the progress bar when one is drawn, which draws
+    itself again below the line, else printed."""
+    out = sys.stderr if file is None else file
+    if bar is not None:
+        bar.write(text, file=out)
+    else:
+        print(text, file=out, flush=flush)
 
 
 def _number(value: str, convert: Callable[[str], float], in_range: Callable[[float], bool],
@@ -72,6 +98,24 @@ def describe_args(p: argparse.ArgumentParser) -> None:
                    help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
 
 
+def sidecar_args(p: argparse.ArgumentParser) -> None:
+    """Which sidecars are written, named how, and what they say."""
+    from capdesk.sidecars import formats
+
+    p.add_argument("--sidecar", default=",".join(formats.defaults()),
+                   help=f"sidecar formats, comma-separated: {', '.join(formats.names())}")
+    for fmt in (formats.get("xmp"), formats.get("txt")):  # the order --help has always listed them in
+        p.add_argument(f"--{fmt.name}-name", choices=formats.NAMINGS, default=fmt.default_naming,
+                       help=fmt.naming_help())
+    p.add_argument("--lang", default="en", help="language of the alt text (XMP xml:lang)")
+    p.add_argument("--ext-descr", action="store_true",
+                   help="also write a longer description to the XMP sidecar (IPTC ExtDescrAccessibility): what "
+                        "the model said, the object tags, the text read, the picture's size and main colours")
+    p.add_argument("--mirror-dc", action="store_true", help="also write the alt text to dc:description")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace sidecars that CapDesk did not write or that were edited since")
+
+
 def model_args(p: argparse.ArgumentParser, threshold: bool = False) -> None:
     """Which model describes, how (beam), where it runs, and (with ``threshold``) when it is unsure."""
     p.add_argument("--beam", type=beam_type, default=None, help="beam width (default: the model's)")
@@ -92,12 +136,16 @@ def describe_options(ns: argparse.Namespace) -> DescribeOptions:
                            low_confidence=DEFAULT_CONFIDENCE_THRESHOLD if threshold is None else threshold)
 
 
-def open_engine(ns: argparse.Namespace) -> Describer | None:
-    """The describer the options ask for (warnings said on stderr), or None once the usage error is said."""
+def open_engine(ns: argparse.Namespace, provider: str | None = None,
+                opener: Callable[..., tuple[Describer, list[str]]] | None = None) -> Describer | None:
+    """The describer the options ask for, on ``provider`` instead of ``--provider`` when given (warnings
+    said on stderr), or None once the usage error is said. Its beam and options are given here, once.
+    ``opener`` (default ``session.services.open_describer``) opens it: ``capdesk service`` keeps its own loaded."""
     from capdesk.session.services import SetupError, open_describer
 
     try:
-        describer, warnings = open_describer(ns.model, ns.provider, ns.beam, describe_options(ns))
+        describer, warnings = (opener or open_describer)(ns.model, provider or ns.provider, ns.beam,
+                                                         describe_options(ns))
     except SetupError as exc:
         error(str(exc))
         return None

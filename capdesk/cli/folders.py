@@ -1,157 +1,204 @@
-"""``capdesk batch`` and ``capdesk watch``: the two commands that write alt-text sidecars for
-folders (the parser and the other commands are in ``capdesk.cli.main``)."""
+"""``capdesk batch``: alt-text sidecars written for whole folders, with a report; the pictures
+described here or on a Ray cluster (``capdesk.session.batch_run``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from capdesk.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SOME_FAILED,
     EXIT_USAGE,
+    describe_args,
     error,
+    gpu_share,
+    model_args,
     open_engine,
     open_writer,
+    positive_int,
+    progress_bar,
+    say_line,
+    sidecar_args,
     sidecar_options,
-    speaker_or_say,
 )
 from capdesk.status import RowStatus
 
-RAY_WRITERS = 4
+if TYPE_CHECKING:
+    from capdesk.folders.batch import BatchResult, Row
+    from capdesk.folders.ray_batch import RayPlan
+    from capdesk.session.batch_run import BatchOptions, BatchRun
+    from capdesk.sidecars.writer import SidecarError, SidecarOptions
+
+STOPPING = "capdesk: stopping after the current image (Ctrl-C again to stop at once)"
+
+
+def register(sub) -> None:
+    """Add the command to the main parser's subcommands."""
+    p = sub.add_parser("batch", help="write alt-text sidecars for whole folders, with a report",
+                       description="Caption every image under PATH and write alt-text sidecars. "
+                                   "Images whose sidecars are current are skipped, so a second run changes nothing.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="image files or folders")
+    p.add_argument("--files-from", metavar="LIST",
+                   help="also the pictures listed in LIST, one path per line or NUL-separated (find -print0); "
+                        "- reads the list from standard input")
+    p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
+    sidecar_args(p)
+    p.add_argument("--out", metavar="DIR",
+                   help="write the sidecars into a mirror tree under DIR instead of beside the pictures (for "
+                        "read-only image stores): the sidecar of a picture at ROOT/a/b.jpg goes to DIR/a/, where "
+                        "ROOT is the deepest folder holding every PATH and listed picture")
+    p.add_argument("--report", metavar="FILE", help="write a report: FILE.csv, FILE.json or FILE.html")
+    p.add_argument("--embed", action="store_true",
+                   help="also write the alt text into the image files themselves (needs exiftool and the xmp "
+                        "sidecar); each original is kept beside it as NAME_original")
+    model_args(p, threshold=True)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    describe_args(p)
+    _ray_args(p)
+    p.set_defaults(run=cmd_batch)
+
+
+def _ray_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("describing on a Ray cluster (needs the 'ray' extra: pip install 'capdesk[ray]')")
+    g.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="describe the pictures on Ray workers: on a Ray started on this machine for the batch, or "
+                        "on the cluster at ADDRESS (auto: the one 'ray start' joined here; HOST:PORT; "
+                        "ray://HOST:PORT). Sidecars, skips, the report and the exit status are those of the plain "
+                        "batch")
+    g.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
+                   help="Ray workers, each holding the model once (default: one per CPU, or per GPU share)")
+    g.add_argument("--ray-gpus", type=gpu_share, default=0.0, metavar="G",
+                   help="GPUs per Ray worker, e.g. 1 or 0.5 (default 0: CPU workers); the workers use CUDA")
 
 
 def cmd_batch(ns: argparse.Namespace) -> int:
-    from capdesk.folders.batch import run_batch, write_report
+    from capdesk.folders.batch import write_report
+    from capdesk.session.batch_run import BatchRun
+
+    asked = _asked(ns)
+    if asked is None:
+        return EXIT_USAGE
+    options, sidecars = asked
+    # On Ray this process only chooses the models (the workers describe): it needs no GPU of its own.
+    engine = open_engine(ns, "cpu" if options.ray else None)
+    writer = open_writer(sidecars) if engine is not None else None
+    if writer is None:
+        return EXIT_USAGE
+    printer = _BatchPrinter(mirrored=bool(ns.out))  # before Ray takes stdout over
+    run = BatchRun(options, engine, writer)
+    if not _started(run):
+        return EXIT_USAGE
+    printer.bar = None if ns.quiet else progress_bar()
+    result = run.run(printer)
+    if printer.bar is not None:
+        printer.bar.close()
+    if ns.report:
+        write_report(result, Path(ns.report))
+    return _summary(result)
+
+
+def _asked(ns: argparse.Namespace) -> tuple[BatchOptions, SidecarOptions] | None:
+    """The batch and the sidecars the options ask for, or None once the usage error is said."""
+    from capdesk.session.batch_run import BatchOptions
 
     inputs = batch_inputs(ns)
     if inputs is None:
-        return EXIT_USAGE
+        return None
     out_root = None
     if ns.out:
         out_root = mirror_folder(ns, inputs)
         if out_root is None:
-            return EXIT_USAGE
+            return None
     opts = sidecar_options(ns, out_root)
-    if opts is None:
-        return EXIT_USAGE
+    if opts is None or not _options_agree(ns, opts):
+        return None
+    return BatchOptions(tuple(inputs), recursive=ns.recursive, embed=ns.embed, ray=_ray_plan(ns)), opts
+
+
+def _options_agree(ns: argparse.Namespace, opts: SidecarOptions) -> bool:
     if ns.report and Path(ns.report).suffix.lower() not in (".csv", ".json", ".html", ".htm"):
         error("--report must end in .csv, .json or .html")
-        return EXIT_USAGE
+        return False
     if ns.embed and "xmp" not in opts.formats:
         error("--embed copies the XMP sidecar into the image: add xmp to --sidecar")
-        return EXIT_USAGE
+        return False
     if not ns.ray and (ns.ray_workers is not None or ns.ray_gpus):
         error("--ray-workers and --ray-gpus say how to use Ray: add --ray")
-        return EXIT_USAGE
-    # On Ray this process only chooses the models (the workers describe): it needs no GPU of its own.
-    engine = open_engine(argparse.Namespace(**{**vars(ns), "provider": "cpu"}) if ns.ray else ns)
-    if engine is None:
-        return EXIT_USAGE
-    writer = open_writer(opts)
-    if writer is None:
-        return EXIT_USAGE
-    ray_run = None
-    rows_out = sys.stdout  # path<TAB>alt text, one line per described picture
-    if ns.ray:
-        from capdesk.folders.ray_batch import RayPlan, RayRun, RaySetupError
+        return False
+    return True
 
-        plan = RayPlan(address=None if ns.ray == "local" else ns.ray, workers=ns.ray_workers, gpus=ns.ray_gpus,
-                       provider=ns.provider)
-        ray_run = RayRun(engine, plan, beam=ns.beam)
-        # Ray prints its own notices (a worker that died and was restarted ...) on stdout. They go to
-        # stderr, so that stdout stays one line per described picture, as scripts read it.
-        sys.stdout = sys.stderr
-        try:
-            print(f"capdesk: {ray_run.start()}", file=sys.stderr, flush=True)
-        except RaySetupError as exc:
-            sys.stdout = rows_out
-            error(str(exc))
-            return EXIT_USAGE
-    bar = None
-    if not ns.quiet:
-        from tqdm import tqdm
 
-        bar = tqdm(unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
-    blocked: set[str] = set()  # the errors of folders already said in one line
+def _ray_plan(ns: argparse.Namespace) -> RayPlan | None:
+    if not ns.ray:
+        return None
+    from capdesk.folders.ray_batch import RayPlan
 
-    def on_blocked(folder: Path, why: str, row_error: str) -> None:
-        blocked.add(row_error)
-        hint = "" if ns.out else "; --out DIR writes the sidecars into another folder instead"
-        msg = f"capdesk: error: {folder}: sidecars cannot be written in this folder ({why}); nothing in it is " \
-              f"described{hint}"
-        (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr, flush=True))
+    return RayPlan(address=None if ns.ray == "local" else ns.ray, workers=ns.ray_workers, gpus=ns.ray_gpus,
+                   provider=ns.provider)
 
-    def progress(done: int, total: int, row) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(1)
-        if row.status == RowStatus.FAILED and row.error in blocked:
-            pass  # its folder was said once
-        elif row.status == RowStatus.FAILED:
-            msg = f"capdesk: {row.path}: {row.error}"
-            (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
-        elif row.status == RowStatus.CAPTIONED:
-            line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
-            (bar.write(line, file=rows_out) if bar is not None else print(line, file=rows_out, flush=True))
-        if row.note:
-            msg = f"capdesk: {row.path}: {row.note}"
-            (bar.write(msg, file=sys.stderr) if bar is not None else print(msg, file=sys.stderr))
 
-    import signal
-    import threading
+def _started(run: BatchRun) -> bool:
+    """Ray ready, when asked for (where it describes said on stderr); False once why not is said."""
+    if run.options.ray is None:
+        return True
+    from capdesk.folders.ray_batch import RaySetupError
 
-    cancel = threading.Event()
-
-    def on_sigint(signum, frame) -> None:
-        if cancel.is_set():  # a second Ctrl-C: stop at once
-            raise KeyboardInterrupt
-        cancel.set()
-        print("capdesk: stopping after the current image (Ctrl-C again to stop at once)", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        # --threshold is in the describer's options: one rule flags new and skipped pictures alike.
-        result = run_batch(inputs, engine, writer, recursive=ns.recursive, beam=ns.beam,
-                           progress=progress, cancelled=cancel.is_set,
-                           describe=ray_run.stream if ray_run is not None else None,
-                           # Many workers feed this one process: its disk waits overlap (a network
-                           # file system's round trips above all) instead of queueing behind each other.
-                           writers=RAY_WRITERS if ray_run is not None else 1, on_blocked=on_blocked)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if ray_run is not None:
-            ray_run.close()
-            sys.stdout = rows_out
-    if ns.embed:
-        from capdesk.sidecars.writer import SidecarError, embed_in_image, image_signature
+        where = run.start()
+    except RaySetupError as exc:
+        error(str(exc))
+        return False
+    print(f"capdesk: {where}", file=sys.stderr, flush=True)
+    return True
 
-        for row in result.rows:
-            if row.status != RowStatus.CAPTIONED:
-                continue
-            image = Path(row.path)
-            xmp = writer.paths(image)["xmp"]
-            before = image_signature(image)
-            try:
-                embed_in_image(image, xmp)
-            except SidecarError as exc:
-                row.status, row.error = RowStatus.FAILED, f"embedding: {exc}"
-                print(f"capdesk: {exc}", file=sys.stderr)
-            else:
-                # The picture changed only by taking in its own alt text: the next run skips it.
-                writer.follow_embedding(image, before)
-    if bar is not None:
-        bar.close()
-    if ns.report:
-        write_report(result, Path(ns.report))
+
+def _summary(result: BatchResult) -> int:
     # Of the alt texts written, how many are empty and how many need review: '3 captioned' alone hides them.
     print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_SOME_FAILED if result.failed else EXIT_OK
+
+
+class _BatchPrinter:
+    """The batch as it runs (``session.batch_run.BatchEvents``): path<TAB>alt text on stdout, one line per
+    described picture; problems and notes on stderr; all beside the progress bar."""
+
+    def __init__(self, mirrored: bool) -> None:
+        self.rows_out = sys.stdout
+        self.bar = None
+        self.mirrored = mirrored  # --out given: the hint to use it is not given
+        self.blocked_errors: set[str] = set()  # the errors of folders already said in one line
+
+    def blocked(self, folder: Path, why: str, row_error: str) -> None:
+        self.blocked_errors.add(row_error)
+        hint = "" if self.mirrored else "; --out DIR writes the sidecars into another folder instead"
+        say_line(self.bar, f"capdesk: error: {folder}: sidecars cannot be written in this folder ({why}); nothing "
+                           f"in it is described{hint}", flush=True)
+
+    def progress(self, done: int, total: int, row: Row) -> None:
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.update(1)
+        if row.status == RowStatus.FAILED and row.error in self.blocked_errors:
+            pass  # its folder was said once
+        elif row.status == RowStatus.FAILED:
+            say_line(self.bar, f"capdesk: {row.path}: {row.error}")
+        elif row.status == RowStatus.CAPTIONED:
+            line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
+            say_line(self.bar, line, self.rows_out, flush=True)
+        if row.note:
+            say_line(self.bar, f"capdesk: {row.path}: {row.note}")
+
+    def stopping(self) -> None:
+        print(STOPPING, file=sys.stderr)
+
+    def embed_failed(self, exc: SidecarError) -> None:
+        print(f"capdesk: {exc}", file=sys.stderr)
 
 
 def batch_inputs(ns: argparse.Namespace) -> list[str] | None:
@@ -194,89 +241,3 @@ def mirror_folder(ns: argparse.Namespace, inputs: list[str]) -> Path | None:
         error(f"{ns.out}: cannot be used for the sidecars ({exc.strerror or exc})")
         return None
     return root
-
-
-def cmd_watch(ns: argparse.Namespace) -> int:
-    import signal
-    import threading
-    from pathlib import Path
-
-    from capdesk.folders.batch import run_batch
-    from capdesk.folders.watch import FolderWatcher
-
-    opts = sidecar_options(ns)
-    if opts is None:
-        return EXIT_USAGE
-    missing = [p for p in ns.paths if not Path(p).is_dir()]
-    if missing:
-        error(f"{missing[0]}: not a folder")
-        return EXIT_USAGE
-    engine = open_engine(ns)
-    if engine is None:
-        return EXIT_USAGE
-    writer = open_writer(opts)
-    if writer is None:
-        return EXIT_USAGE
-    speaker = speaker_or_say("warning")[0] if ns.speak else None
-    stop = threading.Event()
-    reader_gone = threading.Event()  # stdout's reader went away (capdesk watch ... | head -1)
-    waiting: set[Path] = set()  # files said to be waited for, until they are handled
-
-    def on_waiting(path: Path, reason: str) -> None:
-        if path not in waiting:
-            waiting.add(path)
-            print(f"capdesk: {path}: waiting until it is completely written and readable ({reason}); "
-                  f"after {watcher.give_up:.0f} s without a change it is reported as it is", file=sys.stderr,
-                  flush=True)
-
-    def handle(paths: list) -> None:
-        waiting.difference_update(paths)
-        try:
-            show(run_batch(paths, engine, writer, beam=ns.beam))
-        except BrokenPipeError:
-            reader_gone.set()
-            stop.set()
-
-    def show(result) -> None:
-        for row in result.rows:
-            if ns.json:
-                from dataclasses import asdict
-
-                print(json.dumps(asdict(row), ensure_ascii=False), flush=True)
-            elif row.status == RowStatus.FAILED:
-                print(f"{row.path}\tERROR: {row.error}", flush=True)
-            elif row.status == RowStatus.CAPTIONED:
-                print(f"{row.path}\t{row.alt_text}", flush=True)
-                if row.needs_review:
-                    print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
-            if row.note and not ns.json:
-                print(f"capdesk: {row.path}: {row.note}", file=sys.stderr, flush=True)
-            if speaker and row.status == RowStatus.CAPTIONED:
-                from capdesk.speech import Priority
-
-                speaker.say(row.alt_text, Priority.NORMAL)  # new pictures wait their turn
-
-    # Set both explicitly: a process started with SIGINT ignored (nohup, '&' in a script, a service
-    # manager) keeps ignoring it otherwise, and SIGTERM is what service managers and kill send.
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    watcher = FolderWatcher([Path(p) for p in ns.paths], handle, recursive=ns.recursive, writer=writer,
-                            on_waiting=on_waiting)
-    watcher.start()
-    try:
-        # The readiness line: from here on a new image is seen (tests and service scripts wait for it).
-        print(f"capdesk: watching {', '.join(ns.paths)} with model {engine.name} (Ctrl-C stops)",
-              file=sys.stderr, flush=True)
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watcher.stop()
-        if speaker:
-            speaker.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    print("capdesk: stopped watching", file=sys.stderr, flush=True)
-    if reader_gone.is_set():
-        raise BrokenPipeError  # nobody reads the captions: main() ends quietly (141), as for every command
-    return EXIT_OK

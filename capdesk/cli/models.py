@@ -5,45 +5,66 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
 
 
-def cmd_models(ns: argparse.Namespace) -> int:
+def register(sub) -> None:
+    """Add the command and its actions to the main parser's subcommands."""
+    p = sub.add_parser("models", help="list, verify, import or remove model bundles",
+                       description="List installed model bundles, verify their files, import one or remove one.")
+    p.set_defaults(run=cmd_list)  # 'capdesk models' alone lists them
+    msub = p.add_subparsers(dest="models_command", metavar="ACTION", parser_class=type(p))
+    ml = msub.add_parser("list", help="installed bundles and where they are",
+                         description="List the installed model bundles: name, where it was found (user, shipped, "
+                                     "CAPDESK_MODELS) and its folder.")
+    ml.add_argument("--json", action="store_true",
+                    help="one JSON object: 'models' (each bundle's name, source, path, domain, metrics ...) "
+                         "and 'problems' (bundles that cannot be used, one line each)")
+    mv = msub.add_parser("verify", help="check every file of a bundle against its sha256")
+    mv.add_argument("name", nargs="?", help="model name or folder (default: all installed)")
+    mv.set_defaults(run=cmd_verify)
+    mi = msub.add_parser("import", help="check a bundle folder or zip and install it in your model folder",
+                         description="Check a model bundle (folder or .zip) against its manifest and install it "
+                                     "in the user model folder; a bundle that fails any check installs nothing.")
+    mi.add_argument("path", metavar="PATH", help="bundle folder or .zip")
+    mi.set_defaults(run=cmd_import)
+    mr = msub.add_parser("remove", help="take a model you installed or taught out of your model folder",
+                         description="Remove a model from your model folder (one you imported or taught). Shipped "
+                                     "models cannot be removed. Alt text already written next to pictures is kept; "
+                                     "if the settings use this model, they fall back to Automatic.")
+    mr.add_argument("name", metavar="NAME", help="the model's name (capdesk models list)")
+    mr.add_argument("--yes", "-y", action="store_true", help="do not ask (for scripts; without a terminal, "
+                                                           "removing needs it)")
+    mr.set_defaults(run=cmd_remove)
+
+
+def cmd_list(ns: argparse.Namespace) -> int:
+    from capdesk.model.bundle import discover
+    from capdesk.model.domain import automatic
+
+    bundles, problems = discover()
+    if getattr(ns, "json", False):
+        print(json.dumps({"models": [{**b.summary(), "automatic": automatic(b.manifest)} for b in bundles],
+                          "problems": problems}, indent=2))
+        return EXIT_SOME_FAILED if problems else EXIT_OK
+    if not bundles:
+        print("no model bundles installed")
+    from capdesk.session.services import metrics_line
+
+    for b in bundles:
+        perf = metrics_line(b.manifest)
+        only_named = "" if automatic(b.manifest) else "  (used only when named with --model)"
+        print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else "") + only_named)
+    for p in problems:
+        print(f"problem: {p}", file=sys.stderr)
+    return EXIT_SOME_FAILED if problems else EXIT_OK
+
+
+def cmd_verify(ns: argparse.Namespace) -> int:
     from capdesk.model.bundle import BundleError, discover, resolve
 
-    if ns.models_command == "import":
-        from capdesk.model.install import install
-
-        try:
-            done = install(ns.path)
-        except BundleError as exc:
-            error(str(exc))
-            return EXIT_SOME_FAILED
-        print(done.message())
-        return EXIT_OK
-    if ns.models_command == "remove":
-        return _remove(ns.name, ns.yes)
-    if ns.models_command in (None, "list"):
-        bundles, problems = discover()
-        from capdesk.model.domain import automatic
-
-        if getattr(ns, "json", False):
-            print(json.dumps({"models": [{**b.summary(), "automatic": automatic(b.manifest)} for b in bundles],
-                              "problems": problems}, indent=2))
-        else:
-            if not bundles:
-                print("no model bundles installed")
-            from capdesk.session.services import metrics_line
-
-            for b in bundles:
-                perf = metrics_line(b.manifest)
-                only_named = "" if automatic(b.manifest) else "  (used only when named with --model)"
-                print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else "") + only_named)
-            for p in problems:
-                print(f"problem: {p}", file=sys.stderr)
-        return EXIT_SOME_FAILED if problems else EXIT_OK
-    # verify
     if ns.name:
         try:
             targets = [resolve(ns.name)]
@@ -67,39 +88,56 @@ def cmd_models(ns: argparse.Namespace) -> int:
     return EXIT_SOME_FAILED if bad else EXIT_OK
 
 
-def _remove(name: str, yes: bool) -> int:
+def cmd_import(ns: argparse.Namespace) -> int:
     from capdesk.model.bundle import BundleError
-    from capdesk.model.install import removable, remove
+    from capdesk.model.install import install
 
+    try:
+        done = install(ns.path)
+    except BundleError as exc:
+        error(str(exc))
+        return EXIT_SOME_FAILED
+    print(done.message())
+    return EXIT_OK
+
+
+def cmd_remove(ns: argparse.Namespace) -> int:
+    from capdesk.model.bundle import BundleError
+    from capdesk.model.install import removable
+    from capdesk.session.model_removal import remove_model
+
+    name = ns.name
     try:
         where = removable(name)
     except BundleError as exc:
         error(str(exc))
         return EXIT_USAGE
-    if not yes:
-        if not sys.stdin.isatty():
-            error(f"removing model {name!r} ({where}) asks first; give --yes to remove it without asking")
-            return EXIT_USAGE
-        try:
-            answer = input(f"Remove model {name!r} ({where})? Alt text it already wrote is kept. [y/N] ")
-        except (EOFError, KeyboardInterrupt):
-            answer = ""
-            print()
-        if answer.strip().lower() not in ("y", "yes"):
-            print(f"model {name!r} kept")
-            return EXIT_OK
+    refused = None if ns.yes else _ask(name, where)
+    if refused is not None:
+        return refused
     try:
-        done = remove(name)
+        done = remove_model(name)
     except BundleError as exc:
         error(str(exc))
         return EXIT_SOME_FAILED
-    print(done.message())
-    from capdesk.session.settings import Settings
-
-    settings, _ = Settings.load()
-    if settings.model == name:
-        # The window would otherwise start on a model that is gone.
-        settings.model = ""
-        settings.save()
+    print(done.message)
+    if done.fell_back:  # the window would otherwise start on a model that is gone
         print(f"the settings used {name!r}: CapDesk now picks the model for each picture (Automatic)")
     return EXIT_OK
+
+
+def _ask(name: str, where: Path) -> int | None:
+    """None when the person said yes; else the exit status, once why nothing is removed is said
+    (without a terminal nobody can be asked)."""
+    if not sys.stdin.isatty():
+        error(f"removing model {name!r} ({where}) asks first; give --yes to remove it without asking")
+        return EXIT_USAGE
+    try:
+        answer = input(f"Remove model {name!r} ({where})? Alt text it already wrote is kept. [y/N] ")
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+        print()
+    if answer.strip().lower() not in ("y", "yes"):
+        print(f"model {name!r} kept")
+        return EXIT_OK
+    return None

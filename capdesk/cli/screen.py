@@ -6,8 +6,9 @@ who pressed the key may have no terminal to read. The captured pixels stay in th
 unless ``--save`` is given; nothing is logged.
 
 ``run`` is the command itself, over a describer and a voice given to it: this process's own
-(``cmd_screen``), or those that ``capdesk service`` keeps loaded, when it answers for the command
-(``capdesk.cli.service``; the pixels then stay in the service's memory).
+(``cmd_screen``, speaking through ``capdesk.session.screen_speech``), or those that ``capdesk service``
+keeps loaded, when it answers for the command (``capdesk.session.screen_service``; the pixels then stay
+in the service's memory).
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from capdesk.cli.common import (
     EXIT_OK,
@@ -32,8 +32,10 @@ from capdesk.cli.common import (
     open_engine,
 )
 
+if TYPE_CHECKING:
+    from capdesk.session.screen_speech import Speech
+
 SCREEN_TEXT_UPSCALE = 1.0  # the text finder reads the captured pixels as they are, not enlarged
-SPEECH_WAIT_S = 30.0  # plus a second for every 15 characters: espeak-ng's pace at its default rate
 
 
 def region_type(value: str):
@@ -45,8 +47,8 @@ def region_type(value: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_parser(sub) -> None:
-    """Register the command with the main parser's subcommands."""
+def register(sub) -> None:
+    """Add the command to the main parser's subcommands."""
     p = sub.add_parser(
         "screen", help="describe what is on screen: the focused picture, the active window, a region",
         description="Capture part of the screen (X11, or Wayland through the desktop portal's screenshot, whose file "
@@ -57,8 +59,10 @@ def add_parser(sub) -> None:
                     "already loaded (within half a second).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--focus", action="store_true",
-                      help="the object with the keyboard focus, found through the accessibility bus (AT-SPI); the "
-                           "picture inside it when it is a link, button or cell holding one")
+                      help="what the screen reader is on, found through the accessibility bus (AT-SPI): in a web "
+                           "page the picture at its browse-mode caret, else the object with the keyboard focus; "
+                           "the picture inside it when it is a link, button or cell holding one, scrolled into "
+                           "view to be taken whole; a text link is said by its name. Said first: which object")
     what.add_argument("--window", action="store_true",
                       help="the active window (X11 only: a Wayland desktop tells no program where it is)")
     what.add_argument("--region", type=region_type, metavar="X,Y,W,H", help="a rectangle in screen pixels")
@@ -74,32 +78,13 @@ def add_parser(sub) -> None:
     describe_args(p)
     # The words on screen are often all there is to say; they are drawn to be read at 1:1, so the text
     # finder looks at the captured pixels as they are (bench/bench_text_reading.py: more words read, less time).
-    p.set_defaults(ocr="always", text_upscale=SCREEN_TEXT_UPSCALE)
-
-
-class Speech(Protocol):
-    """Who says the outcome: this process (``capdesk screen``) or the service, which goes on speaking
-    after the command's process has ended."""
-
-    def stop(self, env: dict[str, str]) -> None:
-        """Stop the description still being said: the key was pressed again."""
-
-    def say(self, text: str, env: dict[str, str]) -> str | None:
-        """Say ``text``; why it could not be said, or None."""
-
-
-class _SpeakHere:
-    def stop(self, env: dict[str, str]) -> None:
-        from capdesk.screen import speechd
-
-        speechd.stop_previous(env)
-
-    def say(self, text: str, env: dict[str, str]) -> str | None:
-        return _speak(text, env)
+    p.set_defaults(ocr="always", text_upscale=SCREEN_TEXT_UPSCALE, run=cmd_screen)
 
 
 def cmd_screen(ns: argparse.Namespace) -> int:
-    return run(ns, dict(os.environ), open_engine, _SpeakHere())
+    from capdesk.session.screen_speech import SpeakHere
+
+    return run(ns, dict(os.environ), open_engine, SpeakHere())
 
 
 def run(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.Namespace], Any],
@@ -131,6 +116,9 @@ def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[arg
     except CaptureError as exc:
         error(str(exc))
         return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
+    if cap.image is None:  # said by its name (a text link): nothing to capture or describe
+        print(json.dumps(cap.named_json(_what(ns)), ensure_ascii=False) if ns.json else cap.said(""), flush=True)
+        return EXIT_OK, cap.said("")
     describer = engine(ns)
     if describer is None:
         return EXIT_USAGE, "CapDesk could not open its model."
@@ -151,16 +139,23 @@ def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[arg
         if problem:
             error(problem)
             status = EXIT_SOME_FAILED
+    _print(ns, d, cap, saved, sidecars)
+    return status, (cap.said(d.description or "") if cap.target else d.description) or \
+        "CapDesk has nothing to say about this picture."
+
+
+def _print(ns: argparse.Namespace, d, cap, saved: Path | None, sidecars: list[str]) -> None:
+    """The description on stdout (with what was captured, as JSON); why it needs review on stderr."""
     if ns.json:
         rec = d.to_json()
         rec["captured"] = {"what": _what(ns), "role": cap.role, "name": cap.name, "rect": cap.rect.to_json(),
                            "holder": cap.holder, "saved": str(saved) if saved else None, "sidecars": sidecars}
+        rec["target"] = cap.target_json()  # with --focus: what the screen reader is on, as it was taken
         print(json.dumps(rec, ensure_ascii=False), flush=True)
     else:
-        print(d.description, flush=True)
+        print(cap.said(d.description or "") if cap.target else d.description, flush=True)
         if d.review:
             print(f"capdesk: needs review: {d.reason}", file=sys.stderr, flush=True)
-    return status, d.description or "CapDesk has nothing to say about this picture."
 
 
 def _what(ns: argparse.Namespace) -> str:
@@ -202,54 +197,3 @@ def _write_sidecars(d) -> tuple[list[str], str | None]:
         return [], "the sidecars were not written"
     row = write_described(d, writer)
     return list(row.sidecars), row.error
-
-
-def _speak(text: str, env: dict[str, str]) -> str | None:
-    """Say ``text`` through speech-dispatcher, else in CapDesk's voice; why it could not be said, or None."""
-    from capdesk.screen import speechd
-
-    def stop(signum, frame) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)  # a newer key press stops this one
-    mine = speechd.claim(env)
-    try:
-        try:
-            conn = speechd.Dispatcher(env)
-        except (speechd.SpeechdUnavailable, OSError) as exc:
-            print(f"capdesk: {exc}; speaking in CapDesk's own voice", file=sys.stderr, flush=True)
-            return _own_voice(text)
-        try:
-            msg = conn.say(text)
-            conn.wait(msg, SPEECH_WAIT_S + len(text) / 15)
-        except KeyboardInterrupt:
-            conn.cancel()
-        except (speechd.SpeechdUnavailable, OSError) as exc:
-            return f"speech-dispatcher failed ({exc})"
-        finally:
-            conn.close()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        speechd.release(mine)
-        signal.signal(signal.SIGTERM, previous)
-    return None
-
-
-def _own_voice(text: str) -> str | None:
-    from capdesk.session.services import open_speaker
-    from capdesk.speech import Priority
-
-    speaker, why = open_speaker()
-    if speaker is None:
-        return f"cannot speak: {why}"
-    failed: list[str] = []
-    speaker.on_error = failed.append
-    try:
-        speaker.say(text, Priority.NORMAL)
-        speaker.wait_idle(SPEECH_WAIT_S + len(text) / 5)
-    except KeyboardInterrupt:
-        speaker.cancel()
-    finally:
-        speaker.close()
-    return failed[0] if failed else None

@@ -21,11 +21,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from capdesk.describe.describer import Described, Describer
+from capdesk.folders.reading import describe_paths, expand_paths
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
-from capdesk.model.engine import expand_paths
 from capdesk.safe_files import cannot_write_in
+from capdesk.sidecars.formats import read_back
 from capdesk.sidecars.ledger import recorded_review
-from capdesk.sidecars.writer import SidecarWriter, WriteOutcome, atomic_write, read_alt_text
+from capdesk.sidecars.writer import SidecarWriter, WriteOutcome, atomic_write
 from capdesk.status import RowStatus, WriteStatus
 
 
@@ -136,10 +137,10 @@ BlockedFn = Callable[[Path, str, str], None]
 DescribeStream = Callable[[list[str]], Iterator[Described]]
 
 
-def local_stream(describer: Describer, beam: int | None = None, batch_size: int = 8) -> DescribeStream:
+def local_stream(describer: Describer, batch_size: int = 8) -> DescribeStream:
     """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs."""
     def stream(paths: list[str]) -> Iterator[Described]:
-        return describer.describe_paths(paths, beam=beam, batch_size=batch_size)
+        return describe_paths(describer, paths, batch_size=batch_size)
     return stream
 
 
@@ -148,7 +149,6 @@ def run_batch(
     describer: Describer,
     writer: SidecarWriter,
     recursive: bool = False,
-    beam: int | None = None,
     threshold: float | None = None,
     progress: ProgressFn | None = None,
     cancelled: Callable[[], bool] = lambda: False,
@@ -157,7 +157,8 @@ def run_batch(
     writers: int = 1,
     on_blocked: BlockedFn | None = None,
 ) -> BatchResult:
-    """Caption every image under ``paths`` whose sidecars are missing or stale; write them.
+    """Caption every image under ``paths`` whose sidecars are missing or stale; write them, as
+    ``describer`` describes (the beam and the options it was built with).
 
     A new description is flagged for review by the describer's own rule (its options'
     ``low_confidence``); ``threshold`` (default: that same value) flags the skipped pictures whose
@@ -198,7 +199,7 @@ def run_batch(
     todo = _drop_blocked(todo, writer, emit, on_blocked)
     interrupted = cancelled()
     if todo and not interrupted:
-        stream = (describe or local_stream(describer, beam, batch_size))(todo)
+        stream = (describe or local_stream(describer, batch_size))(todo)
         try:
             interrupted = _write_all(stream, writer, emit, cancelled, writers)
         finally:
@@ -268,7 +269,7 @@ def _skipped(path: str, writer: SidecarWriter, threshold: float) -> Row:
     alt, rec = "", None
     for p in sidecars:
         try:
-            text = p.read_text(encoding="utf-8").strip() if p.suffix == ".txt" else (read_alt_text(p) or "")
+            text = read_back(p) or ""
         except (OSError, UnicodeDecodeError):
             continue
         alt, rec = " ".join(text.split()), writer.ledger.get(p)
@@ -327,7 +328,7 @@ def _differing(kept: list[WriteOutcome], description: str) -> list[WriteOutcome]
     out = []
     for o in kept:
         try:
-            text = o.path.read_text(encoding="utf-8") if o.path.suffix == ".txt" else read_alt_text(o.path)
+            text = read_back(o.path)
         except (OSError, UnicodeDecodeError, ValueError):
             text = None
         if text is None or " ".join(text.split()) != want:

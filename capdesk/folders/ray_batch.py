@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from capdesk.describe.describer import Described, DescribeOptions, Describer
+from capdesk.folders.reading import describe_paths
 from capdesk.model.bundle import Bundle, open_bundle
 from capdesk.status import failure_line
 
@@ -79,11 +80,27 @@ def unpack_payload(payload: dict, into: Path) -> Bundle:
     return open_bundle(folder, source="ray")
 
 
+@dataclass(frozen=True)
+class WorkerSpec:
+    """How every worker builds its describer: as the describer of the machine starting the batch was
+    built (its beam, its options, whether its model was named), on the workers' provider."""
+
+    provider: str | None
+    beam: int | None  # None: each model's own tuned width
+    options: DescribeOptions
+    fixed: bool
+    threads: int = 1
+
+    @classmethod
+    def of(cls, describer: Describer, plan: RayPlan) -> WorkerSpec:
+        return cls(plan.provider or ("cuda" if plan.gpus > 0 else None), describer.beam, describer.options,
+                   describer.fixed)
+
+
 class DescribeWorker:
     """A Ray actor: the models loaded once, then one chunk of pictures described per call."""
 
-    def __init__(self, payload_ref: list, provider: str | None, beam: int | None, options: DescribeOptions,
-                 fixed: bool, threads: int) -> None:
+    def __init__(self, payload_ref: list, spec: WorkerSpec) -> None:
         import ray
 
         payload = ray.get(payload_ref[0])
@@ -91,18 +108,17 @@ class DescribeWorker:
         try:
             bundles = [unpack_payload(p, tmp) for p in payload]
             # ONNX Runtime and the bundle readers keep what they need in memory: the files can go.
-            self.describer = Describer(bundles[0], provider=provider, beam=beam, options=options,
-                                       threads=threads, others=bundles[1:], fixed=fixed)
+            self.describer = Describer(bundles[0], provider=spec.provider, beam=spec.beam, options=spec.options,
+                                       threads=spec.threads, others=bundles[1:], fixed=spec.fixed)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self.beam = beam
 
     def __call__(self, batch: dict) -> dict:
         out = []
         for raw in batch["chunk"]:
             paths = [os.fsdecode(p) for p in pickle.loads(raw)]
             try:
-                done = list(self.describer.describe_paths(paths, beam=self.beam, batch_size=len(paths)))
+                done = list(describe_paths(self.describer, paths, batch_size=len(paths)))
             except Exception as exc:  # one bad chunk is reported, never the end of the batch
                 why = f"the Ray worker failed ({failure_line(exc)})"
                 done = [Described(p, model=self.describer.name, error=why) for p in paths]
@@ -326,8 +342,8 @@ class RayRun:
     """Ray for one batch: ``start`` (joins or starts the cluster, ships the models), ``stream`` (the
     ``batch.DescribeStream`` to give ``run_batch``), ``close`` (stops a Ray that ``start`` started)."""
 
-    def __init__(self, describer: Describer, plan: RayPlan, beam: int | None = None, batch_size: int = 8) -> None:
-        self.describer, self.plan, self.beam, self.batch_size = describer, plan, beam, batch_size
+    def __init__(self, describer: Describer, plan: RayPlan, batch_size: int = 8) -> None:
+        self.describer, self.plan, self.batch_size = describer, plan, batch_size
         self.workers = 0
         self._ours = False
         self._payload: list = []
@@ -362,14 +378,11 @@ class RayRun:
                       for i in range(0, len(paths), self.batch_size)]
             ds = ray.data.from_items([{"chunk": c} for c in chunks],
                                      override_num_blocks=min(len(chunks), MAX_BLOCKS))
-            plan = self.plan
             ds = ds.map_batches(
                 DescribeWorker, batch_size=1, compute=ray.data.ActorPoolStrategy(size=self.workers),
-                num_cpus=1, num_gpus=plan.gpus or None,
+                num_cpus=1, num_gpus=self.plan.gpus or None,
                 fn_constructor_kwargs={"payload_ref": self._payload,
-                                       "provider": plan.provider or ("cuda" if plan.gpus > 0 else None),
-                                       "beam": self.beam, "options": self.describer.options,
-                                       "fixed": self.describer.fixed, "threads": 1})
+                                       "spec": WorkerSpec.of(self.describer, self.plan)})
             rows = iter(ds.iter_rows())
             try:
                 for row in rows:

@@ -20,8 +20,8 @@ from pathlib import Path
 from PIL import Image
 
 from capdesk.describe.describer import Described, DescribeOptions, Describer
+from capdesk.folders.reading import describe_paths, expand_paths
 from capdesk.imageio import ImageError, load_image
-from capdesk.model.engine import expand_paths
 from capdesk.session import messages
 from capdesk.session.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
 from capdesk.session.settings import Settings
@@ -237,7 +237,7 @@ class Session(Watching):
         d = self.describer()
         if p.image is not None:
             return p, d.describe_images([p.image], [p.key])[0], p.image
-        described = next(d.describe_paths([p.path]))
+        described = next(describe_paths(d, [p.path]))
         return p, described, self._load_preview(p)[1] if described.ok else None
 
     @staticmethod

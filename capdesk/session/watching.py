@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from capdesk.describe.describer import Described
+from capdesk.folders.reading import describe_paths
 from capdesk.imageio import is_image_path
 from capdesk.session import messages
 from capdesk.session.picture import Kind, Picture, PictureStatus
@@ -60,7 +61,7 @@ class Watching:
         from capdesk.folders.batch import write_described
 
         out = []
-        for d in self.describer().describe_paths(paths):
+        for d in describe_paths(self.describer(), paths):
             outcome = ""
             if d.ok and write:  # the same write step as capdesk batch and capdesk watch
                 row = write_described(d, self.writer)

@@ -20,6 +20,7 @@ from capdesk.altfill.html_images import find_html_images, parse_attributes
 from capdesk.altfill.md_images import escape as md_escape
 from capdesk.altfill.md_images import find_markdown_images, parser
 from capdesk.altfill.pagetext import PageError, decode_page
+from capdesk.folders.reading import describe_paths
 
 # -- the site ---------------------------------------------------------------------------------------
 INDEX = """<!doctype html>
@@ -109,7 +110,7 @@ def describer():
 def alts(describer) -> dict[str, str]:
     """Each sample's description, asked for on its own: what alt-fill must write."""
     names = ("astronaut.png", "chelsea.png", "rocket.jpg", "coffee.png")
-    got = {n: d.description for n, d in zip(names, describer.describe_paths([SAMPLES / n for n in names]))}
+    got = {n: d.description for n, d in zip(names, describe_paths(describer, [SAMPLES / n for n in names]))}
     assert got["rocket.jpg"] == "" and all(got[n] for n in names if n != "rocket.jpg"), got
     return got
 
@@ -297,18 +298,17 @@ def test_fills_the_right_images_and_nothing_else(site, describer, alts, tmp_path
     before = snapshot(site)
     backups = tmp_path / "backups"
     calls: list[list[str]] = []
-    real = describer.describe_paths
+    real = describer.describe_chunk
 
-    def spy(paths, **kw):
-        paths = list(paths)
-        calls.append([Path(p).name for p in paths])
-        return real(paths, **kw)
+    def spy(chunk, *args, **kw):
+        calls.append([Path(p).name for p, _, _ in chunk])
+        return real(chunk, *args, **kw)
 
-    describer.describe_paths = spy
+    describer.describe_chunk = spy
     try:
         result = run_alt_fill([site], describer, recursive=True, backup_dir=backups)
     finally:
-        del describer.describe_paths
+        del describer.describe_chunk
     # Each picture once, though several pages show it; the missing one is never asked for.
     assert sorted(n for c in calls for n in c) == ["astronaut photo.png", "café.png", "coffee.png", "rocket.jpg"]
     expected = expected_pages(site, alts)

@@ -30,6 +30,7 @@ from test_altfill_docs_build import (
 from capdesk.altfill.fill import FillStatus, run_alt_fill
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import OLE_MAGIC
+from capdesk.folders.reading import describe_paths
 
 CHANGED_PART = {"book.epub": "OEBPS/text/chapter1.xhtml", "report.docx": "word/document.xml",
                 "talk.pptx": "ppt/slides/slide1.xml", "notes.odt": "content.xml", "slides.odp": "content.xml"}
@@ -46,8 +47,8 @@ def describer():
 def said(describer) -> dict[str, tuple[str, float | None, bool]]:
     """Each sample's (description, trust, review), asked for on its own: what alt-fill must write and report."""
     names = ("coffee.png", "chelsea.png", "astronaut.png", "rocket.jpg")
-    out = {n: (d.description, d.trust, d.review) for n, d in zip(names, describer.describe_paths([SAMPLES / n
-                                                                                               for n in names]))}
+    out = {n: (d.description, d.trust, d.review) for n, d in zip(names, describe_paths(describer, [SAMPLES / n
+                                                                                                  for n in names]))}
     assert out["coffee.png"][0] and out["chelsea.png"][0] and out["rocket.jpg"][0] == "", out
     return out
 

@@ -36,18 +36,17 @@ class Asked:
         self.describer, self.paths = describer, []
 
     def __enter__(self):
-        real = self.describer.describe_paths
+        real = self.describer.describe_chunk
 
-        def spy(paths, **kw):
-            paths = list(paths)
-            self.paths += [os.path.realpath(p) for p in paths]
-            return real(paths, **kw)
+        def spy(chunk, *args, **kw):
+            self.paths += [os.path.realpath(p) for p, _, _ in chunk]
+            return real(chunk, *args, **kw)
 
-        self.describer.describe_paths = spy
+        self.describer.describe_chunk = spy
         return self
 
     def __exit__(self, *exc) -> None:
-        del self.describer.describe_paths
+        del self.describer.describe_chunk
 
 
 @pytest.fixture
@@ -303,18 +302,19 @@ def test_a_read_only_page_is_left_reported_and_exit_is_1(layout):
 def test_control_characters_in_a_description_reach_neither_page_nor_terminal(layout, describer):
     page = layout["site"] / "p.html"
     page.write_bytes(b'<img src="img/cup.png">\n')
-    real = describer.describe_paths
+    real = describer.describe_chunk
 
-    def with_escapes(paths, **kw):
-        for d in real(paths, **kw):
+    def with_escapes(chunk, *args, **kw):
+        out = real(chunk, *args, **kw)
+        for d in out:
             d.description = d.description + " \x1b[2J\x00\x07\x9bText\x0c."  # as read in a picture
-            yield d
+        return out
 
-    describer.describe_paths = with_escapes
+    describer.describe_chunk = with_escapes
     try:
         result = run_alt_fill([page], describer, backup_dir=None)
     finally:
-        del describer.describe_paths
+        del describer.describe_chunk
     (row,) = result.images
     data = page.read_bytes().decode()
     assert row.status == FillStatus.FILLED and "[2JText." in row.alt_text

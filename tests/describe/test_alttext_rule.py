@@ -19,6 +19,7 @@ from capdesk.describe import ocr
 from capdesk.describe.alttext import names_people, word
 from capdesk.describe.describer import DescribeOptions, Describer, text_worth_saying, wording
 from capdesk.describe.pixelfacts import plain_fact
+from capdesk.folders.reading import describe_paths
 from capdesk.sidecars.writer import read_alt_text
 
 needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs the 'ocr' extra (rapidocr-onnxruntime)")
@@ -122,7 +123,7 @@ def describer():
 
 
 def test_sample_photos_get_alt_text_about_themselves(describer):
-    got = {os.path.basename(d.path): d for d in describer.describe_paths(sorted(SAMPLES.glob("*.[pj]*g")))}
+    got = {os.path.basename(d.path): d for d in describe_paths(describer, sorted(SAMPLES.glob("*.[pj]*g")))}
     assert len(got) == 5
     for name, d in got.items():
         assert d.ok, (name, d.error)
@@ -143,7 +144,7 @@ def test_synthetic_pictures(describer, tmp_path):
     rng = np.random.default_rng(0)
     Image.fromarray(rng.integers(0, 256, (224, 224, 3), dtype=np.uint8)).save(tmp_path / "noise.png")
     _text_page().save(tmp_path / "text.png")
-    got = {os.path.basename(d.path): d for d in describer.describe_paths(sorted(tmp_path.glob("*.png")))}
+    got = {os.path.basename(d.path): d for d in describe_paths(describer, sorted(tmp_path.glob("*.png")))}
     assert got["white.png"].description == "A blank white image."
     assert got["dark.png"].description == "A blank black image."
     for name in ("noise.png", "text.png"):  # nothing certain to say (text reading is off here)
@@ -155,7 +156,7 @@ def test_synthetic_pictures(describer, tmp_path):
 @needs_ocr
 def test_text_read_is_quoted_in_the_alt_text(tmp_path):
     _text_page().save(tmp_path / "text.png")
-    d = next(Describer(None, provider="cpu", beam=1).describe_paths([tmp_path / "text.png"]))
+    d = next(describe_paths(Describer(None, provider="cpu", beam=1), [tmp_path / "text.png"]))
     assert d.description.startswith('Text: "Quarterly') and d.text_status == "read"
     assert_about_the_picture(d.description)
 

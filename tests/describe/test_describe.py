@@ -13,6 +13,7 @@ from capdesk import limits
 from capdesk.describe import ocr, tags
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.describer import DescribeOptions, Describer, compose
+from capdesk.folders.reading import describe_paths
 from capdesk.model.domain import Route, route
 
 needs_ocr = pytest.mark.skipif(not ocr.available(), reason="needs the 'ocr' extra (rapidocr-onnxruntime)")
@@ -68,7 +69,7 @@ def test_tags_threshold_and_plain_form():
 def test_everyday_photos_go_to_everyday(describer):
     """Each sample photo is routed to the everyday model, and what is said about it names what is in it:
     the people in the astronaut photo, the cat, the espresso."""
-    got = {d.path.rsplit("/", 1)[-1]: d for d in describer.describe_paths(
+    got = {d.path.rsplit("/", 1)[-1]: d for d in describe_paths(describer,
         [SAMPLES / n for n in ("astronaut.png", "chelsea.png", "coffee.png")])}
     assert {n: d.model for n, d in got.items()} == dict.fromkeys(got, "everyday")
     people = {"man", "men", "woman", "women", "person", "people", "group", "girl", "boy"}
@@ -99,11 +100,11 @@ def test_certain_and_review_follow_the_threshold_chosen():
     """The GUI's threshold (DescribeOptions.low_confidence) decides "Probably" and "needs review" for a
     model without a trust score; with one, a threshold the user raised can still only take facts away."""
     photo = SAMPLES / "astronaut.png"
-    strict = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.99))
-                  .describe_paths([photo]))
-    lax = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.0))
-               .describe_paths([photo]))
-    default = next(Describer(None, provider="cpu", options=DescribeOptions(ocr="never")).describe_paths([photo]))
+    strict = next(describe_paths(Describer(None, provider="cpu",
+                                           options=DescribeOptions(ocr="never", low_confidence=0.99)), [photo]))
+    lax = next(describe_paths(Describer(None, provider="cpu", options=DescribeOptions(ocr="never", low_confidence=0.0)),
+                              [photo]))
+    default = next(describe_paths(Describer(None, provider="cpu", options=DescribeOptions(ocr="never")), [photo]))
     assert strict.caption.text == lax.caption.text and strict.in_domain and lax.in_domain
     assert not strict.certain and strict.review and strict.said_as == "probably"
     assert strict.description.startswith("Probably ")
@@ -136,7 +137,7 @@ def test_route_decides_in_domain_in_one_place():
 def test_in_domain_photos_get_their_caption(describer):
     ds = json.loads((SHARED_DATA / "everyday" / "dataset_everyday.json").read_text())
     files = [SHARED_DATA / "everyday" / "images" / im["filename"] for im in ds["images"] if im["split"] == "test"][:40]
-    got = list(describer.describe_paths(files, beam=1))
+    got = list(describe_paths(describer, files, beam=1))
     assert sum(bool(d.in_domain) for d in got) >= 0.9 * len(got)
     for d in got:
         if d.in_domain and d.certain:
@@ -144,12 +145,12 @@ def test_in_domain_photos_get_their_caption(describer):
 
 
 def test_cat_gets_a_cat_tag(describer):
-    d = next(describer.describe_paths([SAMPLES / "chelsea.png"]))
+    d = next(describe_paths(describer, [SAMPLES / "chelsea.png"]))
     assert any("cat" in n for n, _ in d.tags)
 
 
 def test_aerial_model_does_not_describe_a_cat_as_a_scene(aerial_only):
-    d = next(aerial_only.describe_paths([SAMPLES / "chelsea.png"]))
+    d = next(describe_paths(aerial_only, [SAMPLES / "chelsea.png"]))
     assert d.model == "aerial" and d.in_domain is False
     assert d.caption.text.lower().rstrip(".") not in d.description.lower()
     assert "cat" in d.description  # what the tags say
@@ -166,7 +167,7 @@ def test_blank_and_noise_are_out_of_every_domain(describer, tmp_path):
         draw.text((20, 20 + 32 * i), "Quarterly report: revenue rose 4% while costs fell.", fill="black",
                   font_size=22)
     img.save(tmp_path / "text.png")
-    for d in describer.describe_paths(sorted(tmp_path.glob("*.png"))):
+    for d in describe_paths(describer, sorted(tmp_path.glob("*.png"))):
         assert d.in_domain is False, (d.path, d.model, d.domain_score)
         assert d.review and d.said_as == "withheld" and "unlike" in d.reason
 
@@ -188,7 +189,7 @@ def test_routing_rates_on_test_splits(describer):
 
 @needs_ocr
 def test_text_is_read_in_a_page_scan():
-    d = next(Describer(None, provider="cpu").describe_paths([SAMPLES / "page.png"]))
+    d = next(describe_paths(Describer(None, provider="cpu"), [SAMPLES / "page.png"]))
     assert d.text and "segmentation" in d.text.lower()
     assert "Text: " in d.description
 

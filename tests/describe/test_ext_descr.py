@@ -15,6 +15,7 @@ from PIL import Image
 from capdesk.describe.describer import DescribeOptions, Describer
 from capdesk.describe.extdescr import extended_description
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts
+from capdesk.folders.reading import describe_paths
 from capdesk.imageio import load_image, original_size
 from capdesk.sidecars.writer import read_alt_text, read_ext_descr
 from capdesk.status import SaidAs
@@ -68,8 +69,8 @@ def test_ext_descr_is_written_to_xmp_and_reads_back(tmp_path):
         shutil.copy(SAMPLES / n, d / n)
     r = run_cli("batch", str(d), "-q", "--ext-descr", "--ocr", "never")
     assert r.returncode == 0, r.stderr
-    expected = {x.path.rsplit("/", 1)[-1]: x for x in Describer(None, options=DescribeOptions(ocr="never"))
-                .describe_paths([d / "chelsea.png", d / "rocket.jpg"])}
+    describer = Describer(None, options=DescribeOptions(ocr="never"))
+    expected = {x.path.rsplit("/", 1)[-1]: x for x in describe_paths(describer, [d / "chelsea.png", d / "rocket.jpg"])}
     sizes = {"chelsea.png": "451 by 300 pixels", "rocket.jpg": "640 by 427 pixels"}
     for name, described in expected.items():
         xmp = d / f"{name}.xmp"

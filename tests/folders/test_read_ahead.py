@@ -6,8 +6,8 @@ import threading
 
 from PIL import Image
 
+from capdesk.folders.reading import load_in_batches
 from capdesk.imageio import load_image
-from capdesk.model.engine import load_in_batches
 
 
 def test_read_ahead_is_bounded_and_order_kept(tmp_path):

@@ -102,8 +102,8 @@ def test_a_ray_capdesk_starts_listens_on_loopback_only_with_a_private_token(tmp_
     for name in ("chelsea.png", "coffee.png", "astronaut.png"):
         shutil.copy(SAMPLES / name, tmp_path / name)
         pics.append(str(tmp_path / name))
-    describer = Describer(provider="cpu", options=DescribeOptions(ocr="never"))
-    run = RayRun(describer, RayPlan(workers=1), beam=1, batch_size=1)
+    describer = Describer(provider="cpu", beam=1, options=DescribeOptions(ocr="never"))
+    run = RayRun(describer, RayPlan(workers=1), batch_size=1)
     try:
         assert "local Ray" in run.start()
         token, session = run.private.token_path, run.private.temp_dir

@@ -17,6 +17,7 @@ import pytest
 from conftest import SAMPLES
 
 from capdesk.folders.batch import run_batch, write_described
+from capdesk.folders.reading import describe_paths
 from capdesk.folders.watch import FolderWatcher
 from capdesk.sidecars.ledger import Ledger
 from capdesk.sidecars.writer import SidecarOptions, SidecarWriter
@@ -35,7 +36,7 @@ def wait_for(cond, timeout: float = 120.0, what: str = "condition") -> None:
 def describer():
     from capdesk.describe.describer import DescribeOptions, Describer
 
-    return Describer(None, provider="cpu", options=DescribeOptions(ocr="never"))
+    return Describer(None, provider="cpu", beam=1, options=DescribeOptions(ocr="never"))
 
 
 @pytest.fixture
@@ -61,13 +62,13 @@ def test_renamed_after_describing_before_writing_moves_the_sidecars_and_captions
     def handle(paths):
         handed.update(paths)
         if old in paths:
-            (d,) = describer.describe_paths(paths, beam=1)  # the picture is read and described ...
+            (d,) = describe_paths(describer, paths, beam=1)  # the picture is read and described ...
             described.append(d)
             old.rename(new)  # ... a person renames it ...
             wait_for(lambda: _saw_rename(box["w"], old), what="the watcher to see the rename")
             write_described(d, writer)  # ... and its sidecars are written under the name it was handed on by
         else:
-            run_batch(paths, describer, writer, beam=1)
+            run_batch(paths, describer, writer)
 
     with FolderWatcher([folder], handle, writer=writer, settle=0.2) as w:
         box["w"] = w
@@ -94,7 +95,7 @@ def test_renamed_before_it_could_be_read_is_captioned_under_its_new_name(inbox, 
         if old in paths:
             old.rename(new)
             wait_for(lambda: _saw_rename(box["w"], old), what="the watcher to see the rename")
-        run_batch(paths, describer, writer, beam=1)  # a.png is gone: it fails, and writes nothing
+        run_batch(paths, describer, writer)  # a.png is gone: it fails, and writes nothing
 
     with FolderWatcher([folder], handle, writer=writer, settle=0.2) as w:
         box["w"] = w
@@ -117,7 +118,7 @@ def test_sidecars_written_later_by_a_handler_that_hands_work_on_follow_the_renam
     with FolderWatcher([folder], handle, writer=writer, settle=0.2) as w:
         shutil.copy(SAMPLES / "chelsea.png", old)
         wait_for(got.is_set, what="the hand-over")
-        (d,) = describer.describe_paths(queue[0], beam=1)
+        (d,) = describe_paths(describer, queue[0], beam=1)
         old.rename(new)
         wait_for(lambda: _saw_rename(w, old), what="the watcher to see the rename")
         write_described(d, writer)  # late, under the old name
@@ -133,7 +134,7 @@ def test_a_persons_file_under_the_new_name_is_never_touched(inbox, describer):
 
     def handle(paths):
         if old in paths:
-            (d,) = describer.describe_paths(paths, beam=1)
+            (d,) = describe_paths(describer, paths, beam=1)
             (folder / "q.txt").write_text("My own words.\n", encoding="utf-8")
             old.rename(new)
             wait_for(lambda: _saw_rename(box["w"], old), what="the watcher to see the rename")

@@ -33,7 +33,7 @@ def wait_for(cond, timeout: float = 180.0, what: str = "condition") -> None:
 def describer():
     from capdesk.describe.describer import DescribeOptions, Describer
 
-    return Describer(None, provider="cpu", options=DescribeOptions(ocr="never"))
+    return Describer(None, provider="cpu", beam=1, options=DescribeOptions(ocr="never"))
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def service(tmp_path, describer):
 
     def handle(paths):
         handed.update(paths)
-        rows.extend(run_batch(paths, describer, writer, beam=1).rows)
+        rows.extend(run_batch(paths, describer, writer).rows)
 
     w = FolderWatcher([folder], handle, writer=writer, settle=0.3,
                       on_waiting=lambda p, why: waiting.append((p, why)))

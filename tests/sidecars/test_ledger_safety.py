@@ -223,7 +223,7 @@ def test_ledger_full_mid_batch_fails_those_images_and_goes_on(tmp_path, default_
     pages = w.ledger._conn.execute("PRAGMA page_count").fetchone()[0]
     # SQLite's own 'database or disk is full' (SQLITE_FULL), once the pages it has are used up.
     w.ledger._conn.execute(f"PRAGMA max_page_count = {pages}")
-    res = run_batch([d], Describer(str(default_bundle), provider="cpu", beam=1), w, beam=1)
+    res = run_batch([d], Describer(str(default_bundle), provider="cpu", beam=1), w)
     assert len(res.rows) == 40  # the batch went on to the end
     failed = [r for r in res.rows if r.status == "failed"]
     assert failed and all("full" in r.error for r in failed)

@@ -10,6 +10,8 @@ from collections import Counter
 
 from conftest import SHARED_DATA, needs_shared_data, needs_torch
 
+from capdesk.folders.reading import describe_paths
+
 pytestmark = needs_torch
 
 
@@ -53,11 +55,11 @@ def test_aerial_photos_prove_the_fine_tune_and_it_is_installed_and_used(tmp_path
     test = [str(r.image) for r in sorted(ds.split("test"), key=lambda r: str(r.image))[:20]]
     d = Describer(None, provider="cpu", options=DescribeOptions(ocr="never"),
                   others=[resolve("everyday"), resolve("aerial-60")], fixed=False)
-    said = Counter(x.model for x in d.describe_paths(test))
+    said = Counter(x.model for x in describe_paths(d, test))
     assert said["aerial-60"] >= 10, said  # automatic routing hands it aerial photos
     # and everyday photos stay with the everyday model
     if (SHARED_DATA / "everyday").exists():
         every = sorted(read_any(SHARED_DATA / "everyday").split("test"), key=lambda r: str(r.image))[:20]
-        said = Counter(x.model for x in d.describe_paths([str(r.image) for r in every]))
+        said = Counter(x.model for x in describe_paths(d, [str(r.image) for r in every]))
         assert said["everyday"] >= 19, said
 

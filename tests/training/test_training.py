@@ -265,6 +265,7 @@ def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     import torch
 
     from capdesk.model.beam import beam_search
+    from capdesk.model.decoders import ArrayDecoder
     from capdesk.model.engine import Engine
     from training.decoders import load_checkpoint
     from training.export import export_run
@@ -297,9 +298,8 @@ def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     with torch.no_grad():
         h0, c0, _ = model.init(tf)
     hyps = beam_search(
-        (h0.numpy(), c0.numpy()),
-        torch_step,
-        len(images),
+        ArrayDecoder(lambda _: (h0.numpy(), c0.numpy()), torch_step),
+        feats,
         3,
         eng.max_len,
         eng.start,

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from capdesk.describe.describer import Describer  # noqa: E402
+from capdesk.folders.reading import describe_paths  # noqa: E402
 from training.chair import hallucinated  # noqa: E402
 from training.data import read_any  # noqa: E402
 from training.evaluate import source_group  # noqa: E402
@@ -35,7 +36,7 @@ def evaluate(data: Path, split: str, model: str | None = None, limit: int = 0, d
     records = ds.split(split)[: limit or None]
     describer = Describer(model)
     rows: dict[str, list] = defaultdict(list)
-    for r, d in zip(records, describer.describe_paths([r.image for r in records], batch_size=16)):
+    for r, d in zip(records, describe_paths(describer, [r.image for r in records], batch_size=16)):
         rows[source_group(r.source)].append((r, d))
     if dump is not None:  # one line per photo, for choosing thresholds on val
         with dump.open("w", encoding="utf-8") as f:

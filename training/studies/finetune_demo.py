@@ -45,6 +45,7 @@ def routed_share(data: Path, models: Path, name: str, n: int) -> dict:
     from collections import Counter
 
     from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.folders.reading import describe_paths
     from capdesk.model.bundle import discover, open_bundle
     from training.data import read_any
 
@@ -55,8 +56,8 @@ def routed_share(data: Path, models: Path, name: str, n: int) -> dict:
     for label, others in (("all installed", None),
                           ("everyday and the new model", [b for b in discover()[0] if b.name == "everyday"]
                            + [open_bundle(models / name)])):
-        said = Counter(d.model for d in Describer(None, provider="cpu", options=opts, others=others,
-                                                  fixed=False).describe_paths(paths))
+        said = Counter(d.model for d in describe_paths(Describer(None, provider="cpu", options=opts, others=others,
+                                                                 fixed=False), paths))
         out[label] = dict(said)
     return out
 

@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from capdesk.describe import tags  # noqa: E402
 from capdesk.describe.describer import DescribeOptions, Describer  # noqa: E402
+from capdesk.folders.reading import describe_paths  # noqa: E402
 
 
 def test_files(data: Path, name: str, limit: int) -> list[Path]:
@@ -134,9 +135,9 @@ def main() -> int:
     res: dict = {}
     for name, model, other in (("everyday", "everyday", "aerial"), ("rsicd", "aerial", "everyday")):
         files = test_files(data, name, ns.limit)
-        routed = [d for d in auto.describe_paths(files)]
-        own = [d for d in fixed[model].describe_paths(files)]
-        caught = [d for d in fixed[other].describe_paths(files)]
+        routed = [d for d in describe_paths(auto, files)]
+        own = [d for d in describe_paths(fixed[model], files)]
+        caught = [d for d in describe_paths(fixed[other], files)]
         res[name] = {
             "images": len(files),
             "routed_to_own_model": round(sum(d.model == model for d in routed) / len(files), 4),
@@ -158,7 +159,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         for kind, files in synthetic(Path(tmp)).items():
-            ds = list(auto.describe_paths(files))
+            ds = list(describe_paths(auto, files))
             res[kind] = {"images": len(files), "out_of_every_domain": round(sum(d.in_domain is False for d in ds)
                                                                           / len(files), 4)}
             print(kind, res[kind], flush=True)

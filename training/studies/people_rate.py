@@ -35,6 +35,7 @@ from capdesk.describe.describer import (  # noqa: E402
     Describer,
     animal_names,
 )
+from capdesk.folders.reading import describe_paths  # noqa: E402
 
 GRID = [round(0.35 + 0.01 * i, 2) for i in range(56)]  # 0.35 .. 0.90
 
@@ -57,7 +58,7 @@ def caption_split(describer: Describer, items: list[tuple[Path, bool]], beam: in
             return [dict(r, refs_people=refs[r["path"]]) for r in recs]
     recs = []
     t0 = time.monotonic()
-    for (path, refs_people), d in zip(items, describer.describe_paths([p for p, _ in items], beam=beam)):
+    for (path, refs_people), d in zip(items, describe_paths(describer, [p for p, _ in items], beam=beam)):
         if not d.ok:
             print(f"people_rate: {path}: {d.error}", file=sys.stderr)
             continue

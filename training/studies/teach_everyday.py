@@ -29,9 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 def describe(paths: list[str]) -> list[tuple[str, str]]:
     from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.folders.reading import describe_paths
 
     d = Describer(None, provider="cpu", options=DescribeOptions(ocr="never"))
-    return [(x.model, x.description) for x in d.describe_paths(paths)]
+    return [(x.model, x.description) for x in describe_paths(d, paths)]
 
 
 def run(data: Path, n: int, others: int, seed: int, work: Path, epochs: int) -> dict:

@@ -129,7 +129,8 @@ class ModelsDialog(QDialog):
     def remove_selected(self) -> bool:
         """The CLI's service (``capdesk models remove``): shipped models are refused, saying why; a model
         in use falls back to Automatic; the alt text it wrote stays."""
-        from capdesk.model.install import removable, remove
+        from capdesk.model.install import removable
+        from capdesk.session.model_removal import remove_model
 
         name = self._selected()
         if not name:
@@ -144,15 +145,13 @@ class ModelsDialog(QDialog):
             self.session.say("Not removed.")
             return False
         try:
-            done = remove(name)
+            done = remove_model(name, self.window_.settings)
         except BundleError as exc:
             self.info.setText(f"Not removed: {exc}")
             self.session.say(self.info.text())
             return False
-        text = done.message()[0].upper() + done.message()[1:]
-        if self.window_.settings.model == name:
-            self.window_.settings.model = ""
-            self.window_.settings.save()
+        text = done.message[0].upper() + done.message[1:]
+        if done.fell_back:
             text += "; CapDesk now chooses the model for each picture (Automatic)"
         self.session.apply_settings()  # the describer drops the removed model
         self.refresh()
