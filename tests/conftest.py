@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from screen_harness import display, label_window, session_bus  # noqa: F401 (fixtures of the screen tests and journeys)
+from window_harness import open_window  # noqa: F401 (the fixture every window test opens the window with)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "resources" / "samples"

@@ -14,22 +14,12 @@ from conftest import SAMPLES  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QWidget  # noqa: E402
 
-from capdesk.session.settings import Settings  # noqa: E402
-
 TIMEOUT = 120_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from capdesk.gui.main_window import MainWindow
-
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "config" / "settings.json"))
-    w = MainWindow(Settings(speech="off", ocr="never"))
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)
-    w.close()
+def window(open_window):
+    return open_window()
 
 
 def test_file_menu_has_the_entry_with_a_key_of_its_own(window):

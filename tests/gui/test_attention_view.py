@@ -16,10 +16,8 @@ from capdesk.model.attention import colormap, heatmap, overlay
 pytest.importorskip("PySide6")
 from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QImage  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from capdesk.session.core import PictureStatus  # noqa: E402
-from capdesk.session.settings import Settings  # noqa: E402
 
 TIMEOUT = 120_000
 
@@ -57,21 +55,10 @@ def test_overlay_is_colour_where_the_model_looked_not_a_darkening():
 
 # -- the window -------------------------------------------------------------------------------------
 @pytest.fixture
-def window(qtbot, tmp_path, confidence_rule_models, monkeypatch):
-    from capdesk.gui.main_window import MainWindow
-
+def window(open_window, confidence_rule_models):
     # As in test_gui: the older confidence rule at threshold 0 says the astronaut's caption as fact,
     # so its words are offered one by one.
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "config" / "settings.json"))
-    monkeypatch.setenv("CAPDESK_MODELS", str(confidence_rule_models))
-    w = MainWindow(Settings(speech="off", ocr="never", confidence_threshold=0.0))
-    w.ask_unsaved = lambda *a: QMessageBox.StandardButton.Discard
-    qtbot.addWidget(w)
-    w.resize(1200, 760)
-    w.show()
-    yield w
-    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)
-    w.close()
+    return open_window(models=confidence_rule_models, size=(1200, 760), confidence_threshold=0.0)
 
 
 @pytest.fixture

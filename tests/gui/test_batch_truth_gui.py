@@ -14,26 +14,15 @@ import pytest
 
 pytest.importorskip("PySide6")
 from conftest import SAMPLES  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
-
-from capdesk.session.settings import Settings  # noqa: E402
 
 TIMEOUT = 240_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from capdesk.gui.main_window import MainWindow
-
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "config" / "settings.json"))
-    w = MainWindow(Settings(speech="off", ocr="never"))
+def window(open_window):
+    w = open_window()
     w.session.screen_reader = lambda: True  # what a screen reader user would be told goes to the announcer
-    w.ask_unsaved = lambda *a: QMessageBox.StandardButton.Discard
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)
-    w.close()
+    return w
 
 
 def _all_of(n: int) -> str:

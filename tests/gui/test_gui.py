@@ -32,23 +32,11 @@ TIMEOUT = 120_000
 
 
 @pytest.fixture
-def window(qtbot, settings_file, confidence_rule_models, monkeypatch):
-    from capdesk.gui.main_window import MainWindow
-
+def window(open_window, settings_file, confidence_rule_models):
     # The threshold at 0: the astronaut photo's caption (in domain, confidence about 0.25) is then said
     # as fact by the older confidence rule, the path these tests follow (the shipped model's trust
     # rule says none of the studio samples as fact: the same model without trust stands in).
-    monkeypatch.setenv("CAPDESK_MODELS", str(confidence_rule_models))
-    s = Settings(speech="off", ocr="never", confidence_threshold=0.0)
-    w = MainWindow(s)
-    # An edit a test leaves behind is dropped on closing (pytest-qt closes the window before this
-    # fixture's teardown); the tests of the question answer it themselves.
-    w.ask_unsaved = lambda *a: QMessageBox.StandardButton.Discard
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)  # no job outlives its window
-    w.close()
+    return open_window(models=confidence_rule_models, confidence_threshold=0.0)
 
 
 @pytest.fixture

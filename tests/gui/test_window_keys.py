@@ -9,21 +9,10 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QDialog, QLabel, QMenuBar  # noqa: E402
 
-from capdesk.session.settings import Settings  # noqa: E402
-
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from capdesk.gui.main_window import MainWindow
-
-    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
-    w = MainWindow(Settings(speech="off", ocr="never"))
-    qtbot.addWidget(w)
-    w.show()
-    w.activateWindow()
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=5000)
-    yield w
-    w.close()
+def window(open_window):
+    return open_window(focus=True)
 
 
 def test_escape_from_the_menu_bar_goes_back_to_the_control_left(qtbot, window):
