@@ -13,7 +13,6 @@ person's review is kept beside the alt text (``review``, ``reason``), never in i
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +20,7 @@ from PIL import Image
 
 from capdesk.describe import ocr, tags
 from capdesk.describe.alttext import AltText, Wording, word
+from capdesk.describe.detector import Detection, ObjectFinder
 from capdesk.describe.extdescr import extended_description
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.objects import WORD_CATEGORY
@@ -37,7 +37,7 @@ from capdesk.limits import (
 )
 from capdesk.model.bundle import Bundle, BundleError, discover
 from capdesk.model.domain import Route, automatic, fine_tuned, route
-from capdesk.model.engine import Caption, Engine, load_in_batches
+from capdesk.model.engine import Caption, Engine
 from capdesk.status import SaidAs, TextStatus
 
 LOW_CONFIDENCE = DEFAULT_CONFIDENCE_THRESHOLD  # the name training/studies/people_rate.py knows
@@ -63,6 +63,7 @@ class DescribeOptions:
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
     people_confidence: float = PEOPLE_CONFIDENCE
+    objects: bool = True  # run the object detector (its boxes go to --json's "objects"; the alt text ignores them)
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Described:
     facts: PictureFacts | None = field(default=None, repr=False)
     trust: float | None = None  # how far the caption can be trusted (capdesk.describe.trust), when the model says
     concepts: list[tuple[str, float]] = field(default_factory=list)  # words a person would use, confident ones
+    objects: list[Detection] = field(default_factory=list)  # the detector's, calibrated, best first
 
     @property
     def ok(self) -> bool:
@@ -123,7 +125,8 @@ class Described:
                 "said_as": self.said_as, "review": self.review if self.ok else None,
                 "reason": self.reason if self.ok else None, "text_status": self.text_status,
                 "trust": None if self.trust is None else round(self.trust, 4),
-                "concepts": [{"word": w, "probability": round(p, 4)} for w, p in self.concepts]}
+                "concepts": [{"word": w, "probability": round(p, 4)} for w, p in self.concepts],
+                "objects": [o.to_json() for o in self.objects]}
 
 
 def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
@@ -173,6 +176,7 @@ class Describer:
                  others: list[Bundle] | None = None, fixed: bool | None = None) -> None:
         self.options = options or DescribeOptions()
         self.fixed = model is not None if fixed is None else fixed
+        self.beam = beam  # as chosen (None: each model's own); a Ray worker builds its describer with it
         primary = Engine(model, provider=provider, beam=beam, threads=threads)
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
@@ -198,6 +202,8 @@ class Describer:
         self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary.encoder_outputs}
         self._tokens: dict[str, np.ndarray] = {}
         self._trust_models: dict[str, TrustModel | None] = {}
+        # Loaded at the first picture, on the caption model's providers; a missing or broken one is said once.
+        self.objects = ObjectFinder(primary.requested_providers, threads)
 
     @property
     def name(self) -> str:
@@ -234,6 +240,9 @@ class Describer:
             for j, (i, cap) in enumerate(zip(idx, caps)):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
                                           None if probs is None else probs[j])
+        if self.options.objects:
+            for d, img in zip(results, images):
+                d.objects = self.objects.find(img)  # type: ignore[union-attr]
         return results  # type: ignore[return-value]
 
     def _grounding(self, eng: Engine, probs: np.ndarray | None) -> np.ndarray | None:
@@ -301,14 +310,14 @@ class Describer:
             d.reason = f"{d.reason}; {OCR_MISSING}"
         return d
 
-    def describe_paths(self, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
-                       batch_size: int = 8) -> Iterator[Described]:
-        """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
-        size = (self.primary.preprocess.size * 2,) * 2
-        for chunk in load_in_batches(paths, lambda p: load_image(p, draft_size=size), batch_size):
-            yield from self._run(chunk, beam)
+    def load_picture(self, path: str | os.PathLike[str]) -> Image.Image:
+        """A picture as ``describe_chunk`` takes it: JPEGs decoded at twice the model's input size."""
+        return load_image(path, draft_size=(self.primary.preprocess.size * 2,) * 2)
 
-    def _run(self, chunk, beam) -> list[Described]:
+    def describe_chunk(self, chunk: list[tuple[str, Image.Image | None, str | None]],
+                       beam: int | None = None) -> list[Described]:
+        """One ``Described`` per (path, picture, None) or (path, None, why unreadable) of ``chunk``
+        (``capdesk.folders.reading.load_in_batches``), in order; a bad file gets its error."""
         good = [(i, img) for i, (_, img, err) in enumerate(chunk) if err is None]
         done: dict[int, Described] = {}
         if good:
