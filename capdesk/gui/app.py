@@ -50,7 +50,7 @@ def qt_library_problem(plugin: Path | None = None) -> str | None:
             import PySide6
         except ImportError:
             return None
-        plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+        plugin = Path(next(iter(PySide6.__path__))) / "Qt" / "plugins" / "platforms" / "libqxcb.so"
     if not plugin.exists():
         return None
     try:

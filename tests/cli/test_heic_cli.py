@@ -19,4 +19,5 @@ def test_a_folder_of_heic_photos_is_described(tmp_path):
     records = {json.loads(line)["path"].rsplit("/", 1)[-1]: json.loads(line) for line in r.stdout.splitlines()}
     assert set(records) == {"IMG_chelsea.HEIC", "IMG_coffee.HEIC"}
     said = {k: " ".join([d["description"] or ""] + [t["label"] for t in d["tags"]]).lower() for k, d in records.items()}
-    assert "cat" in said["IMG_chelsea.HEIC"] and "cup" in said["IMG_coffee.HEIC"], said
+    assert "cat" in said["IMG_chelsea.HEIC"], said
+    assert any(w in said["IMG_coffee.HEIC"] for w in ("cup", "espresso", "coffee")), said
