@@ -202,9 +202,11 @@ class MainWindow(QMainWindow):
             self.pane.show_problem(p, f"Cannot show {p.name}: {p.error}")
         elif p.status is PictureStatus.FAILED:
             self.pane.show_problem(p, f"Cannot caption {p.name}: {p.error}")
-        elif p.described is not None:
-            fresh = p.described is not self._shown
-            self._shown = p.described
+        elif p.described is not None or p.person_text is not None:
+            # A person's saved words show without a caption (the picture is not captioned over them).
+            shown = p.described if p.described is not None else p
+            fresh = shown is not self._shown
+            self._shown = shown
             self.pane.show_picture(p, keep_text=not fresh)
         elif self._shown is None:
             self.pane.show_waiting(p)
@@ -279,7 +281,15 @@ class MainWindow(QMainWindow):
         self.session.open_paths(*paths)
 
     def caption_current(self) -> None:
-        if self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
+        if self.session.holds_person_words() and not self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
+            p = self.session.current
+            answer = QMessageBox.question(self, "Caption again", messages.caption_over_person_question(p.name),
+                                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                          QMessageBox.StandardButton.No)
+            self.focus_keeper.give_back()
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        elif self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
             answer = QMessageBox.question(self, "Caption again", "Replace your edited alt text with a new caption?",
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                           QMessageBox.StandardButton.No)

@@ -33,7 +33,7 @@ def details(p: Picture) -> str:
     """Caption details in words: model, confidence, domain, tags, the model's words, why to review."""
     d = p.described
     if d is None:
-        return p.error
+        return p.error or (p.status.value if p.person_text is not None else "")
     conf = f"confidence {d.confidence:.2f}" if d.confidence is not None else ""
     dom = "" if d.in_domain is None else ("in the model's domain" if d.in_domain else "outside the model's domain")
     tag_text = ", ".join(f"{n} {pr:.0%}" for n, pr in d.tags)
@@ -229,7 +229,7 @@ class PicturePane(QWidget):
     def draw(self, word: int | None) -> None:
         """The picture as large as the view allows; with ``word``, where the model looked for it, in colour."""
         p = self.picture
-        if p is None or (p.described is None and not self._waiting):
+        if p is None or (p.described is None and p.person_text is None and not self._waiting):
             return
         img = self._image(p)
         if img is None:

@@ -23,7 +23,7 @@ from capdesk.describe.describer import Described, DescribeOptions, Describer
 from capdesk.folders.reading import describe_paths, expand_paths
 from capdesk.imageio import ImageError, load_image
 from capdesk.session import messages
-from capdesk.session.picture import Kind, Message, Notifier, Picture, PictureStatus, status_on_disk
+from capdesk.session.picture import Kind, Message, Notifier, Picture, PictureStatus, person_words, status_on_disk
 from capdesk.session.settings import Settings
 from capdesk.session.tasks import Runner
 from capdesk.session.watching import Watching
@@ -160,6 +160,7 @@ class Session(Watching):
                 pic.status, pic.error = PictureStatus.FAILED, err
             else:
                 pic.status = self._sidecar_status(pic.path) or PictureStatus.NEW
+                self._read_person_words(pic)
             self.pictures[pic.key] = pic
         if paths:
             self.settings.last_folder = str(paths[0] if paths[0].is_dir() else paths[0].parent)
@@ -170,6 +171,15 @@ class Session(Watching):
         self.runner.run(self._unreadable, keys, on_done=self._on_checked)
         if self.pictures:
             self.select(chosen if chosen in self.pictures else next(iter(self.pictures)))
+
+    def _read_person_words(self, p: Picture) -> None:
+        """A picture whose sidecars hold a person's words shows and says those words, never a new caption."""
+        if p.path is not None and p.status is PictureStatus.EDITED:
+            p.person_text = person_words(self.writer, p.path)
+
+    def holds_person_words(self) -> bool:
+        """The shown picture's alt text is a person's saved words: captioning again asks first."""
+        return self.current is not None and self.current.person_text is not None
 
     @staticmethod
     def _unreadable(keys: list[str]) -> dict[str, str]:
@@ -206,7 +216,7 @@ class Session(Watching):
                                       revisit=True, key=p.key))
         elif p.status is PictureStatus.DESCRIBING:
             return  # its description is said when it arrives
-        elif p.described is not None:
+        elif p.described is not None or p.person_text is not None:
             if p.preview is None and p.path is not None:
                 self.runner.run(self._load_preview, p, on_done=self._on_preview)
             said = messages.unsaved_edit(p.draft) if p.draft else messages.description(
@@ -266,9 +276,13 @@ class Session(Watching):
                 self.say(messages.caption_failed(p.name, p.error), key=p.key)
             return
         p.status = self._status_after_describing(p, d)
+        if p.person_text is not None and d.description != p.person_text:
+            p.draft = d.description  # offered in the box as an edit; the person's saved words stay
         self.picture_changed.emit(p)
         before = self._before_switch.pop(p.key, None)
-        if p is self.current and before is not None and before == d.description:
+        if p is self.current and p.draft and p.person_text is not None:
+            self._say_description(messages.new_caption_kept_apart(p.draft), p.key)
+        elif p is self.current and before is not None and before == d.description:
             self.say(messages.same_description(self.settings.model), key=p.key)
         elif p is self.current:
             text = messages.description(d.description, p.reason, p.name, p.source,
@@ -320,6 +334,11 @@ class Session(Watching):
         if p.path is None:
             self.say(messages.CLIPBOARD_HAS_NO_FILE)
             return False
+        if p.person_text is not None and text == p.person_text:
+            p.draft = ""  # nothing of a person's is written over with the same words (or a caption)
+            self.picture_changed.emit(p)
+            self.say(messages.NOTHING_CHANGED, key=p.key)
+            return False
         d = p.described
         alt = AltText(text, "human", d.model if d else "", d.confidence if d else None)
         outcomes = self.writer.write(p.path, alt, force=True)  # the person's own words: always theirs to save
@@ -327,7 +346,7 @@ class Session(Watching):
         if failed:
             self.say(messages.save_failed(failed[0].path.name, failed[0].reason), key=p.key)
             return False
-        p.status, p.error, p.text, p.draft = PictureStatus.SAVED, "", text, ""
+        p.status, p.error, p.text, p.draft, p.person_text = PictureStatus.SAVED, "", text, "", text
         if d is not None:
             # The person's words now stand: why the machine's needed review (an empty alt text, say)
             # no longer holds, and the caption details stop saying it.
@@ -392,6 +411,8 @@ class Session(Watching):
             new = status_on_disk(w, p.path)
             if new is not None and new is not p.status and p.status is not PictureStatus.SAVED:
                 p.status = new
+                if p.person_text is None:
+                    self._read_person_words(p)
                 self.picture_changed.emit(p)
                 changed += 1
         return changed

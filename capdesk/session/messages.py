@@ -104,6 +104,16 @@ def save_failed(file: str, reason: str) -> str:
 
 
 NOTHING_TO_SAVE = "Nothing to save: the Alt text box is empty"
+NOTHING_CHANGED = "Nothing to save: the alt text is as it was saved"
+
+
+def new_caption_kept_apart(text: str) -> str:
+    """A picture with a person's saved words, captioned again: the caption is offered, not saved."""
+    return f"New caption, not saved; the saved alt text stays until you save: {text}"
+
+
+def caption_over_person_question(name: str) -> str:
+    return f"The alt text of {name} was written by a person. Caption it again? The saved words stay until you save."
 NOTHING_SELECTED = "No picture selected; open a folder with Ctrl+O"
 CLIPBOARD_HAS_NO_FILE = "A clipboard picture has no file to save alt text beside; copy the text instead (Ctrl+Shift+C)"
 COPIED = "Alt text copied"

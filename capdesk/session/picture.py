@@ -67,6 +67,9 @@ class Picture:
     source: str = "file"  # file | clipboard | watched
     text: str = ""  # the alt text last written for it when it was not described here (a watched folder)
     draft: str = ""  # the person's unsaved words in the alt text box, kept while they look at other pictures
+    # A person's words in its sidecars (read when the list was made, or saved here): what the picture's
+    # alt text is, whatever the model says; None when its sidecars hold none of a person's.
+    person_text: str | None = None
 
     @property
     def name(self) -> str:
@@ -82,6 +85,8 @@ class Picture:
 
     @property
     def alt_text(self) -> str:
+        if self.person_text is not None:
+            return self.person_text
         return self.described.description if self.described is not None else self.text
 
     @property
@@ -111,6 +116,21 @@ class Notifier:
     def emit(self, *args: Any) -> None:
         for fn in list(self._fns):
             fn(*args)
+
+
+def person_words(writer, path: Path) -> str | None:
+    """The words a person saved in the picture's sidecars (the first chosen format that holds some), or
+    None where there are none to read."""
+    from capdesk.sidecars.formats import read_back
+
+    for sidecar in writer.paths(path).values():
+        try:
+            text = read_back(sidecar)
+        except (OSError, ValueError):
+            continue
+        if text is not None and text.strip():
+            return " ".join(text.split())
+    return None
 
 
 def status_on_disk(writer, path: Path) -> PictureStatus | None:

@@ -85,7 +85,9 @@ class Watching:
                 # flag included; described only, it says whether the description needs review.
                 on_disk = self._sidecar_status(p.path) if outcome else None
                 p.status = on_disk or (PictureStatus.NEEDS_REVIEW if d.review else PictureStatus.DESCRIBED)
-                said.append((p.name, d.description, p.reason))
+                if outcome == "kept" and p.person_text is None:
+                    self._read_person_words(p)  # a person's words were kept: they are what is said
+                said.append((p.name, p.alt_text, p.reason))
             self.picture_changed.emit(p)
         text = messages.watched(said, failed, self._brief_if_empty(said[-1][1]) if said else False)
         if text:

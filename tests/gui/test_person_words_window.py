@@ -1,0 +1,49 @@
+"""The restart journey in the real window (offscreen Qt): a person's saved alt text is what the Alt text box
+holds and what is said after a restart; F5 asks before captioning over it (No by default); Ctrl+S with
+nothing edited writes nothing."""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import SAMPLES
+from PySide6.QtWidgets import QMessageBox
+
+TIMEOUT = 120_000
+WORDS = "Our cat Chelsea, on the hall rug."
+
+
+def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp_path, monkeypatch):
+    d = tmp_path / "photos"
+    d.mkdir()
+    for n in ("astronaut.png", "chelsea.png"):
+        shutil.copy(SAMPLES / n, d / n)
+    first = open_window()
+    first.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: first.session.current.described is not None, timeout=TIMEOUT)
+    first.pane.alt.setPlainText(WORDS)
+    first.save_current()
+    qtbot.waitUntil(lambda: first.session._busy == 0, timeout=TIMEOUT)
+    first.close()
+    saved = (d / "chelsea.txt").read_bytes(), (d / "chelsea.png.xmp").read_bytes()
+
+    w = open_window()  # the restart
+    w.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)
+    assert w.list.currentItem().text() == "chelsea.png, alt text written or edited by a person"
+    assert w.pane.alt.toPlainText() == WORDS and w.session.current.described is None
+
+    asked = []
+
+    def answer(parent, title, text, buttons, default):
+        asked.append((title, text, default))
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "question", answer)
+    w.caption_current()  # F5
+    assert asked and "written by a person" in asked[0][1] and asked[0][2] == QMessageBox.StandardButton.No
+    assert w.session.current.described is None and w.pane.alt.toPlainText() == WORDS
+
+    w.save_current()  # Ctrl+S with nothing edited
+    assert w.statusBar().currentMessage() == "Nothing to save: the alt text is as it was saved"
+    assert ((d / "chelsea.txt").read_bytes(), (d / "chelsea.png.xmp").read_bytes()) == saved
