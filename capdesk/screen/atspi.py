@@ -1,15 +1,27 @@
-"""Where the object with the keyboard focus is, asked of the accessibility bus (AT-SPI) over D-Bus.
+"""What the screen reader is on, asked of the accessibility bus (AT-SPI) over D-Bus.
 
 The screen reader learns about the focus from events; a program started by a key press has seen none,
 so it walks the accessible trees from the registry's root (the active window first, showing objects
 only) to the object whose state says FOCUSED. Plain D-Bus calls through jeepney (pure Python): the
 toolkit bindings (pyatspi, gi) belong to the system's Python, not to the one CapDesk runs in.
 
+In a web page the screen reader's browse mode moves a point of its own, which is not the keyboard focus:
+pictures that are not links never get the focus. What it leaves behind (Orca 43 in Firefox, as seen on
+the bus) decides, in this order: a focused link or button holding a picture (Orca focuses a link it
+moves to); the document's caret, when it is at a picture or in an object holding one (Orca moves the
+caret where there is text to hold it); and, when nothing has the focus (Orca moving to a picture that
+is no link blurs the link it left, and a picture holds no caret), the picture at the top edge of the
+page's view, where Orca's structural navigation (G) scrolls what it moves to.
+
 When the focused object is a link, a button or a cell holding a picture, the picture is what the user
 means, so its rectangle is taken (unless the picture is a small icon beside the holder's own text); when
 an object has no size (a link around a block image, as Firefox reports it, or an empty section), the
-rectangle of its children is. What is taken is cut to the part showing through the window and the
-scrolled views around it: a photo half scrolled out of view must not bring the toolbar above it along.
+rectangle of its children is. A picture partly scrolled out of view is scrolled into it (Component's
+ScrollTo, as the screen reader itself scrolls) so that it is taken whole; where it still is not (larger
+than the view, or a program that does not scroll), what is taken is cut to the part showing through the
+window and the scrolled views around it, and the target says it is partial: a photo half scrolled out of
+view must not bring the toolbar above it along. An object whose words are its name (a text link) is
+said by that name: its pixels are not read.
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ from jeepney.wrappers import DBusErrorResponse, unwrap_msg
 
 ACCESSIBLE = "org.a11y.atspi.Accessible"
 COMPONENT = "org.a11y.atspi.Component"
+TEXT = "org.a11y.atspi.Text"
+HYPERTEXT = "org.a11y.atspi.Hypertext"
 REGISTRY = "org.a11y.atspi.Registry"
 ROOT_PATH = "/org/a11y/atspi/accessible/root"
 # AtspiStateType bit numbers (at-spi2-core's atspi-constants.h)
@@ -45,10 +59,27 @@ INSIDE_DEPTH = 4  # how deep a picture is looked for inside a link or a button
 PICTURE_SHARE = 0.25
 # Ancestors whose rectangle is the visible view: what lies outside them is scrolled away or off the window.
 WINDOWS = frozenset({"frame", "window", "dialog"})
-VIEWS = WINDOWS | {"internal frame", "scroll pane", "viewport"}
+VIEWS = WINDOWS | {"internal frame", "scroll pane", "viewport", "document web", "document frame"}
 MAX_ANCESTORS = 64
 SIZE_RETRY_S = 0.1
 SIZE_WAIT_S = 2.0  # how long a focused object without a size is asked again (see focus_target)
+DOCUMENTS = frozenset({"document web", "document frame"})
+# What the caret being in makes the picture inside what the screen reader is on; a paragraph or a section
+# is not among them: the caret in a line of text is on the text, not on a picture further along the line.
+CARET_HOLDERS = frozenset({"link", "push button", "toggle button", "table cell", "list item", "figure"})
+MAX_CHROME = 2000  # objects of a window looked at for its showing document (a browser's own controls)
+MAX_PAGE = 3000  # objects of a page looked at for the picture at the top of its view
+CARET_DEPTH = 16  # embedded objects followed down from the document's caret
+# Orca scrolls what structural navigation moves to so that its top is at the top edge of the view; a
+# pixel or two of rounding either way is the same place.
+TOP_EDGE_PX = 3
+SCROLL_TOP_EDGE, SCROLL_ANYWHERE = 2, 6  # AtspiScrollType
+SCROLL_WAIT_S = 1.5  # Firefox says where things are a moment after it scrolled
+# Objects whose words are their name: a text link is said by its name, not read from its pixels. A button
+# is not among them: its name may stand for an icon (Qt's "Photo of the day" button showing a photo).
+WORDED = frozenset({"link", "heading", "label", "static", "list item", "menu item", "page tab", "check box",
+                    "radio button", "tree item"})
+EMBEDDED = "\ufffc"  # where a child object (a picture, a link) sits in its parent's text
 
 Ref = tuple[str, str]  # (bus name, object path): one accessible object
 
@@ -108,10 +139,21 @@ class Target:
     rect: Rect
     holder: Target | None = field(default=None)
     window: Rect | None = field(default=None)  # the top-level window around it, where its program says
+    found_by: str = "focus"  # "focus", "caret" (the document's caret), or "view top" (see the module's words)
+    partial: bool = False  # only part of it is on screen, and only that part is in ``rect``
+    scrolled: bool = False  # scrolled into view to be taken whole
+    worded: bool = False  # its name says what it is (a text link): said, not captured
+    description: str = ""  # the accessible description (a title), where the name is empty
 
     def to_json(self) -> dict:
         return {"role": self.role, "name": self.name, "rect": self.rect.to_json(),
                 "holder": None if self.holder is None else self.holder.to_json()}
+
+    def summary(self) -> dict:
+        """What was taken, for the JSON output: how it was found, and whether it is whole."""
+        return {"role": self.role, "name": self.name or self.description, "found_by": self.found_by,
+                "holder": None if self.holder is None else {"role": self.holder.role, "name": self.holder.name},
+                "partial": self.partial, "scrolled": self.scrolled, "named_only": self.worded}
 
 
 def bus_address(env: Mapping[str, str]) -> str:
@@ -186,6 +228,53 @@ class Bus:
             return Rect(0, 0, 0, 0)  # not a visible component
         return Rect(int(x), int(y), int(w), int(h))
 
+    def prop(self, ref: Ref, interface: str, name: str):
+        """A property's value, or None where the object has no such interface or property."""
+        msg = Properties(DBusAddress(ref[1], bus_name=ref[0], interface=interface)).get(name)
+        try:
+            return unwrap_msg(self.conn.send_and_get_reply(msg, timeout=CALL_TIMEOUT_S))[0][1]
+        except (DBusErrorResponse, TimeoutError, ValueError, IndexError):
+            return None
+
+    def description(self, ref: Ref) -> str:
+        value = self.prop(ref, ACCESSIBLE, "Description")
+        return str(value) if value else ""
+
+    def interfaces(self, ref: Ref) -> list[str]:
+        try:
+            return [str(i) for i in self.call(ref, ACCESSIBLE, "GetInterfaces")[0]]
+        except (DBusErrorResponse, TimeoutError):
+            return []
+
+    def caret_child(self, ref: Ref) -> tuple[Ref | None, int]:
+        """Where ``ref``'s text caret is: the child object embedded there (None at a plain character), and
+        the offset (-1: the caret is not in ``ref``)."""
+        if TEXT not in self.interfaces(ref):
+            return None, -1
+        offset = self.prop(ref, TEXT, "CaretOffset")
+        if offset is None or int(offset) < 0:
+            return None, -1
+        offset = int(offset)
+        try:
+            char = str(self.call(ref, TEXT, "GetText", "ii", (offset, offset + 1))[0])
+            if char != EMBEDDED:
+                return None, offset
+            index = int(self.call(ref, HYPERTEXT, "GetLinkIndex", "i", (offset,))[0])
+            if index < 0:
+                return None, offset
+            kid = self.call(ref, ACCESSIBLE, "GetChildAtIndex", "i", (index,))[0]
+        except (DBusErrorResponse, TimeoutError, ValueError):
+            return None, offset
+        path = str(kid[1])
+        return (None if path == "/org/a11y/atspi/null" else (str(kid[0]), path)), offset
+
+    def scroll_to(self, ref: Ref, how: int = SCROLL_ANYWHERE) -> bool:
+        """Ask the program to scroll ``ref`` into view; whether it said it did."""
+        try:
+            return bool(self.call(ref, COMPONENT, "ScrollTo", "u", (how,))[0])
+        except (DBusErrorResponse, TimeoutError):
+            return False
+
 
 def _has(states: int, bit: int) -> bool:
     return bool(states >> bit & 1)
@@ -195,8 +284,8 @@ def _short(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
-def find_focused(bus: Bus, deadline: float) -> Ref | None:
-    """The object whose state says FOCUSED, looked for in active windows first, then in every other."""
+def _windows(bus: Bus) -> list[Ref]:
+    """Every program's top-level windows, the active ones first."""
     try:
         apps = bus.children((REGISTRY, ROOT_PATH))
     except (DBusErrorResponse, TimeoutError) as exc:
@@ -207,9 +296,14 @@ def find_focused(bus: Bus, deadline: float) -> Ref | None:
         for win in _children(bus, app):
             st = _states(bus, win)
             (active if _has(st, STATE_ACTIVE) else rest).append(win)
+    return active + rest
+
+
+def find_focused(bus: Bus, deadline: float) -> Ref | None:
+    """The object whose state says FOCUSED, looked for in active windows first, then in every other."""
     budget = [MAX_VISITED]
     hidden: list[Ref] = []
-    for top in active + rest:
+    for top in _windows(bus):
         found = _walk(bus, top, deadline, budget, hidden)
         if found is not None:
             return found
@@ -310,38 +404,193 @@ def _view(bus: Bus, ref: Ref) -> tuple[Rect | None, Rect | None]:
     return view, window
 
 
-def target_of(bus: Bus, ref: Ref) -> Target:
-    """What to capture for the focused object ``ref``: the picture it holds, itself, or its children."""
+def _role(bus: Bus, ref: Ref) -> str:
+    try:
+        return bus.role(ref)
+    except (DBusErrorResponse, TimeoutError):
+        return ""
+
+
+def _is_picture(t: Target) -> bool:
+    return t.role in PICTURES or t.holder is not None
+
+
+def _whole(bus: Bus, ref: Ref, rect: Rect, view: Rect | None) -> tuple[Rect, bool, bool]:
+    """The picture ``ref`` (at ``rect``) as it can be taken: scrolled into ``view`` when part of it lies
+    outside and it fits; its rectangle on screen, whether only part of it is there, and whether it was
+    scrolled."""
+    if view is None or rect.intersect(view) == rect:
+        return rect, False, False
+    scrolled = False
+    if rect.width <= view.width and rect.height <= view.height and bus.scroll_to(ref):
+        # Firefox tells where things are a moment after it scrolled: asked again until it says.
+        until = time.monotonic() + SCROLL_WAIT_S
+        while True:
+            now = bus.extents(ref)
+            if (now != rect and now.intersect(view) == now) or time.monotonic() > until:
+                break
+            time.sleep(0.05)
+        scrolled, rect = now != rect, now if not now.empty else rect
+    shown = rect.intersect(view)
+    return shown, shown != rect, scrolled
+
+
+def target_of(bus: Bus, ref: Ref, found_by: str = "focus") -> Target:
+    """What to capture for the object ``ref`` (the focused one, or the one at the caret): the picture it
+    is or holds, scrolled into view where it can be; an object whose words are its name, to be said by
+    it; else itself, or its children."""
     view, window = _view(bus, ref)
-    focused = Target(bus.role(ref), bus.name(ref), _extent(bus, ref), window=window)
-    if focused.role in HOLDERS:
+    focused = Target(bus.role(ref), bus.name(ref), _extent(bus, ref), window=window, found_by=found_by)
+    picture: tuple[Ref, Rect] | None = None
+    holder: Target | None = None
+    if focused.role in PICTURES and not focused.rect.empty:
+        picture = (ref, focused.rect)
+    elif focused.role in HOLDERS:
         inside = _picture_inside(bus, ref)
         if inside is not None and inside[1].area >= PICTURE_SHARE * focused.rect.union(inside[1]).area:
-            kid, rect = inside
-            shown = rect if view is None else rect.intersect(view)
-            if not shown.empty:
-                return Target(bus.role(kid), bus.name(kid), shown, holder=focused, window=window)
+            picture, holder = inside, focused
+    if picture is not None:
+        kid, rect = picture
+        shown, partial, scrolled = _whole(bus, kid, rect, view)
+        if not shown.empty:
+            name = focused.name if holder is None else bus.name(kid)
+            return Target(focused.role if holder is None else bus.role(kid), name, shown, holder=holder,
+                          window=window, found_by=found_by, partial=partial, scrolled=scrolled,
+                          description="" if name else bus.description(kid))
+    if focused.role in WORDED and focused.name.strip():
+        focused.worded = True
+        return focused
     if view is not None and not focused.rect.empty:
+        whole = focused.rect
         focused.rect = focused.rect.intersect(view)
+        focused.partial = not focused.rect.empty and focused.rect != whole
     if focused.rect.empty:
         raise NoSize(f"the focused {focused.role} {focused.name!r} has no size on screen (is it scrolled "
                          "out of view?)")
     return focused
 
 
+def find_document(bus: Bus, deadline: float) -> Ref | None:
+    """The page showing in the active window, looked for among the window's own controls (not inside pages)."""
+    budget = MAX_CHROME
+    for top in _windows(bus):
+        stack = [top]
+        while stack and budget > 0 and time.monotonic() < deadline:
+            ref = stack.pop()
+            budget -= 1
+            st = _states(bus, ref)
+            if _has(st, STATE_DEFUNCT) or (ref != top and not _has(st, STATE_SHOWING)):
+                continue  # a tab in the background shows no page
+            if _role(bus, ref) in DOCUMENTS:
+                return ref
+            stack.extend(reversed(_children(bus, ref)[:MAX_CHILDREN]))
+    return None
+
+
+def document_of(bus: Bus, ref: Ref) -> Ref | None:
+    """The outermost document around ``ref`` (or ``ref`` itself), or None where it is in no page."""
+    found = ref if _role(bus, ref) in DOCUMENTS else None
+    for _ in range(MAX_ANCESTORS):
+        parent = bus.parent(ref)
+        if parent is None:
+            break
+        ref = parent
+        role = _role(bus, ref)
+        if role in DOCUMENTS:
+            found = ref
+        elif role in WINDOWS:
+            break
+    return found
+
+
+def caret_object(bus: Bus, doc: Ref) -> Ref | None:
+    """The innermost object at the document's caret (a picture sitting in a line's text, the link the
+    caret is in), or None where the caret is in no object of it."""
+    ref = doc
+    for _ in range(CARET_DEPTH):
+        kid, offset = bus.caret_child(ref)
+        if offset < 0:
+            return None if ref == doc else ref  # a picture has no text of its own: the caret is at it
+        if kid is None:
+            return ref
+        ref = kid
+    return ref
+
+
+def picture_at_top(bus: Bus, doc: Ref, deadline: float) -> Ref | None:
+    """The largest picture of the page whose top is at the top edge of the page's view, or None."""
+    view = bus.extents(doc)
+    if view.empty:
+        return None
+    best: tuple[Ref, int] | None = None
+    stack = list(reversed(_children(bus, doc)[:MAX_CHILDREN]))
+    budget = MAX_PAGE
+    while stack and budget > 0 and time.monotonic() < deadline:
+        ref = stack.pop()
+        budget -= 1
+        r = bus.extents(ref)
+        # Nothing inside a block scrolled wholly above or below the view is at its top (Firefox gives a link
+        # around a photo the photo's last line only, which lies inside the view with the photo).
+        if not r.empty and (r.y + r.height < view.y or r.y > view.y + view.height):
+            continue
+        role = _role(bus, ref)
+        if role in PICTURES:
+            if abs(r.y - view.y) <= TOP_EDGE_PX and not r.intersect(view).empty \
+                    and (best is None or r.area > best[1]):
+                best = (ref, r.area)
+            continue
+        stack.extend(reversed(_children(bus, ref)[:MAX_CHILDREN]))
+    return None if best is None else best[0]
+
+
+def _in_page(bus: Bus, doc: Ref, unfocused: bool, deadline: float) -> Target | None:
+    """What the screen reader is on in the page ``doc`` by its caret, or with nothing focused (``unfocused``)
+    by the picture at the top of the view; None where neither says."""
+    if unfocused:
+        # Orca moved to a picture that is no link: the caret stayed in the text it left, the picture went
+        # to the top of the view.
+        top = picture_at_top(bus, doc, deadline)
+        if top is not None:
+            return target_of(bus, top, "view top")
+    at = caret_object(bus, doc)
+    if at is None:
+        return None
+    try:
+        t = target_of(bus, at, "caret")
+    except NoSize:
+        return None  # the caret left behind out of view
+    at_picture = t.role in PICTURES and t.holder is None or t.holder is not None and t.holder.role in CARET_HOLDERS
+    return t if unfocused or at_picture else None
+
+
+def reader_target(bus: Bus, deadline: float) -> Target:
+    """What the screen reader is on, as the capture should frame it (see the module's words)."""
+    focused = find_focused(bus, deadline)
+    doc = find_document(bus, deadline) if focused is None else document_of(bus, focused)
+    if focused is not None and focused != doc:
+        t = target_of(bus, focused)
+        if _is_picture(t) or doc is None:
+            return t
+    if doc is not None:
+        t = _in_page(bus, doc, focused is None, deadline)
+        if t is not None:
+            return t
+    if focused is None:
+        raise AtspiError("no program told the accessibility bus what has the keyboard focus (is "
+                         "accessibility turned on for it?); --window describes the active window")
+    return target_of(bus, focused)
+
+
 def focus_target(env: Mapping[str, str] | None = None, timeout: float = 5.0) -> Target:
-    """What has the keyboard focus now, as the capture should frame it. Raises AtspiError saying why not."""
+    """What the screen reader is on now (the keyboard focus, or in a page its browse-mode caret), as the
+    capture should frame it. Raises AtspiError saying why not."""
     env = os.environ if env is None else env
     deadline = time.monotonic() + timeout
     sized_by = min(deadline, time.monotonic() + SIZE_WAIT_S)
     with Bus(bus_address(env)) as bus:
         while True:
-            ref = find_focused(bus, deadline)
-            if ref is None:
-                raise AtspiError("no program told the accessibility bus what has the keyboard focus (is "
-                                 "accessibility turned on for it?); --window describes the active window")
             try:
-                return target_of(bus, ref)
+                return reader_target(bus, deadline)
             except (DBusErrorResponse, TimeoutError) as exc:
                 raise AtspiError(f"the focused object went away while it was asked about ({_short(exc)})") from None
             except NoSize:

@@ -1,4 +1,5 @@
-"""The screen's pixels, read into memory: the focused object, the active window, a rectangle, or all of it.
+"""The screen's pixels, read into memory: what the screen reader is on (``atspi``), the active window, a
+rectangle, or all of it; or, for an object whose words are its name, no pixels at all (``saying``).
 
 Nothing is written anywhere: the picture lives only in this process until the caller saves it. Under
 X11, Pillow reads the pixels (XCB); python-xlib finds the active window (EWMH's _NET_ACTIVE_WINDOW, or the
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from capdesk.screen.atspi import AtspiError, Rect, focus_target
+from capdesk.screen import saying
+from capdesk.screen.atspi import AtspiError, Rect, Target, focus_target
 
 WHAT = ("focus", "window", "region", "full")
 ELSEWHERE = ("log in to an X11 session ('on Xorg' at the login screen), or take a screenshot (Print Screen) and "
@@ -32,11 +34,34 @@ class CaptureError(Exception):
 
 @dataclass
 class Capture:
-    image: Image.Image
+    image: Image.Image | None  # None: the object is said by its name (a text link), nothing was captured
     rect: Rect  # where on the screen the pixels came from, in screen pixels
     role: str  # "region", "screen", "window", or the accessible role of the focused object
     name: str = ""
     holder: dict | None = None  # the focused link or button, when the picture inside it was taken
+    target: Target | None = None  # with "focus": the object the screen reader is on, as it was taken
+
+    def said(self, description: str) -> str:
+        """What to print and say: which object it is about (with "focus"), then ``description``."""
+        return saying.said(self.target, description)
+
+    def target_json(self) -> dict | None:
+        """For the JSON output: what was taken, how it was found, whether it is whole, and the words said
+        before the description."""
+        if self.target is None:
+            return None
+        return {**self.target.summary(), "intro": saying.intro(self.target)}
+
+    def named_json(self, what: str) -> dict:
+        """The JSON output for an object said by its name: the caption's fields, empty."""
+        said = self.said("")
+        return {"path": f"screen:{what}", "caption": None, "confidence": None, "in_domain": None,
+                "domain_score": None, "tags": [], "text": None, "description": said, "words": None,
+                "model": None, "error": None, "said_as": None, "review": False, "reason": None,
+                "text_status": "none", "trust": None, "concepts": [], "objects": [],
+                "captured": {"what": what, "role": self.role, "name": self.name, "rect": self.rect.to_json(),
+                             "holder": self.holder, "saved": None, "sidecars": []},
+                "target": self.target_json()}
 
 
 def wayland(env: Mapping[str, str]) -> bool:
@@ -66,12 +91,14 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
     """``what`` (one of WHAT; ``region`` for "region") captured in this session, from the X display or, under
     Wayland, from the desktop portal's screenshot. Raises CaptureError saying why not."""
     env = os.environ if env is None else env
-    rect, role, name, holder = None, "screen", "", None
+    rect, role, name, holder, t = None, "screen", "", None, None
     if what == "focus":
         try:
             t = focus_target(env)
         except AtspiError as exc:
             raise CaptureError(str(exc)) from None
+        if t.worded:  # said by its name: no pixels needed
+            return Capture(None, t.rect, t.role, t.name, None, t)
         if wayland(env) and (t.window is None or (t.window.x, t.window.y) == (0, 0)):
             # Toolkits under Wayland give places inside their window, which lies somewhere unknown to them.
             raise CaptureError(f"under Wayland, the program with the focus does not say where its window is on the "
@@ -91,7 +118,7 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
     elif what != "full":
         raise ValueError(f"unknown capture {what!r} (one of {', '.join(WHAT)})")
     image, got = from_portal(rect, env) if wayland(env) else grab(rect, env.get("DISPLAY", ""))
-    return Capture(image, got, role, name, holder)
+    return Capture(image, got, role, name, holder, t)
 
 
 def parse_region(text: str) -> Rect:
