@@ -428,6 +428,7 @@ def test_cli_dry_run_changes_nothing_and_prints_the_diff(site, tmp_path, alts):
     assert report["dry_run"] is True and report["counts"]["filled"] == 13
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_cli_fills_reports_and_exits_as_batch_does(site, tmp_path, alts):
     report = tmp_path / "report.json"
     r = run_cli("alt-fill", str(site / "docs"), "-r", "-q", "--ocr", "never", "--report", str(report),

@@ -270,6 +270,7 @@ def _epubcheck() -> list[str] | None:
 
 
 @pytest.mark.skipif(_epubcheck() is None, reason="needs EPUBCheck (Debian package epubcheck)")
+@pytest.mark.slow  # 11 s measured on two busy cores
 def test_epubcheck_finds_nothing_new_after_a_fill(tmp_path, describer):
     book = make_epub(tmp_path / "book.epub")
 
@@ -287,6 +288,7 @@ def test_epubcheck_finds_nothing_new_after_a_fill(tmp_path, describer):
 
 @pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice (libreoffice-writer-nogui, "
                                                             "libreoffice-impress-nogui)")
+@pytest.mark.slow  # 5 s measured on two busy cores
 def test_libreoffice_opens_the_filled_documents_and_shows_the_alt_text(docs, tmp_path, describer, said):
     run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "b")
     out = tmp_path / "converted"

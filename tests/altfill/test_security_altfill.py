@@ -114,6 +114,7 @@ def test_allow_root_admits_a_named_folder_only(layout, describer):
     assert rows["../private/x.png"].error == "no such picture file"  # inside an allowed folder: said as it is
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_cli_lists_outside_pictures_as_skipped_and_allow_root_works(layout):
     page = _page(layout, ["../private/shot.png", "../private/notes.png"])
     r = run_cli("alt-fill", str(page), "-q", "--ocr", "never", "--beam", "1")
@@ -245,6 +246,7 @@ def test_a_line_of_thousands_of_images_is_read_about_once(parsed_chars, n):
     assert parsed_chars["chars"] <= 3 * len(line)
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_a_line_built_to_be_slow_is_listed_not_searched_for_ever(parsed_chars):
     line = "![a " * 5000 + "![](x.png)\n"
     (f,) = find_markdown_images(line)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import SAMPLES, run_cli
 
 from capdesk import __version__
@@ -15,6 +16,7 @@ def test_version_and_help():
         assert r.returncode == 0 and "usage:" in r.stdout
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_caption_tab_separated():
     r = run_cli("caption", str(SAMPLES / "chelsea.png"), str(SAMPLES / "coffee.png"))
     assert r.returncode == 0, r.stderr
@@ -24,6 +26,7 @@ def test_caption_tab_separated():
     assert path.endswith("chelsea.png") and len(text.split()) >= 2
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_caption_json_on_mixed_folder(mixed_folder):
     r = run_cli("caption", "--json", "--beam", "3", str(mixed_folder))
     assert r.returncode == 1
@@ -43,6 +46,7 @@ def test_caption_json_on_mixed_folder(mixed_folder):
         assert "\n" not in by[name]["error"]
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_all_good_exits_zero_and_missing_file_one(tmp_path):
     assert run_cli("caption", "--json", str(SAMPLES / "rocket.jpg")).returncode == 0
     r = run_cli("caption", str(tmp_path / "nope.jpg"), str(SAMPLES / "rocket.jpg"))
@@ -60,6 +64,7 @@ def test_usage_errors_exit_two():
     assert run_cli("frobnicate").returncode == 2
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_engine_never_imports_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "from capdesk.cli.main import main\n"

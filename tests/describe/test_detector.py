@@ -151,6 +151,7 @@ def test_broken_detector_is_said_once_and_describing_goes_on(tmp_path, caplog):
 
 
 @pytest.mark.parametrize("case", ["missing", "corrupt"])
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_caption_json_without_a_usable_detector(tmp_path, case):
     folder = tmp_path / "no-detector" if case == "missing" else _broken_copy(tmp_path)[0]
     pics = [str(SAMPLES / "chelsea.png"), str(SAMPLES / "coffee.png")]

@@ -62,6 +62,7 @@ def _exiftool(xmp) -> dict:
 
 
 @needs_exiftool
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_ext_descr_is_written_to_xmp_and_reads_back(tmp_path):
     d = tmp_path / "photos"
     d.mkdir()

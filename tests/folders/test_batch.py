@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, run_cli
 
 
@@ -15,6 +16,7 @@ def _digests(folder):
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if p.is_file()}
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_batch_on_mixed_folder(mixed_folder, tmp_path):
     before = _digests(mixed_folder)
     report = tmp_path / "report.json"
@@ -36,6 +38,7 @@ def test_batch_on_mixed_folder(mixed_folder, tmp_path):
     assert {k: v for k, v in after.items() if k in before} == before  # originals byte-identical
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_second_run_changes_nothing_and_edits_survive(tmp_path):
     from conftest import SAMPLES
 
@@ -77,6 +80,7 @@ def test_usage_errors():
     assert run_cli("batch", "x", "--xmp-name", "weird").returncode == 2
 
 
+@pytest.mark.slow  # 28 s measured on two busy cores
 def test_interrupt_keeps_everything_written(tmp_path):
     from conftest import SAMPLES
 

@@ -21,6 +21,7 @@ def _rows(report):
     return {os.path.basename(r["path"]): r for r in json.loads(report.read_text())["rows"]}
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_files_from_lists_pictures_by_line_or_nul(tmp_path):
     d = tmp_path / "store"
     (d / "deep").mkdir(parents=True)
@@ -49,6 +50,7 @@ def test_files_from_lists_pictures_by_line_or_nul(tmp_path):
     assert (d / "line\nbreak.txt").read_text(encoding="utf-8").strip()
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_out_mirrors_sidecars_and_leaves_the_store_alone(tmp_path):
     store = tmp_path / "archive"
     for year, pic in (("2019", "chelsea.png"), ("2020/june", "coffee.png")):
@@ -81,6 +83,7 @@ def test_out_mirrors_sidecars_and_leaves_the_store_alone(tmp_path):
     assert rows["chelsea.png"]["alt_text"] == "Our office cat, Chelsea."
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_one_folder_mirrors_its_contents(tmp_path):
     store = tmp_path / "pics"
     store.mkdir()

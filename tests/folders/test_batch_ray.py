@@ -50,6 +50,7 @@ def two_copies(mixed_folder, tmp_path):
     return a, b
 
 
+@pytest.mark.slow  # 37 s measured on two busy cores
 def test_ray_batch_writes_exactly_what_the_plain_batch_writes(two_copies, tmp_path):
     a, b = two_copies
     plain = run_cli("batch", str(a), "--report", str(tmp_path / "plain.json"), "-q")
@@ -89,6 +90,7 @@ def _cats(tmp_path, n):
     return d
 
 
+@pytest.mark.slow  # 19 s measured on two busy cores
 def test_killed_ray_batch_resumes_where_it_stopped(tmp_path):
     n = 48
     d = _cats(tmp_path, n)
@@ -112,6 +114,7 @@ def test_killed_ray_batch_resumes_where_it_stopped(tmp_path):
     assert len(txt) == n and all(p.read_text(encoding="utf-8") == expected for p in txt)
 
 
+@pytest.mark.slow  # 10 s measured on two busy cores
 def test_ctrl_c_stops_a_ray_batch_as_it_stops_a_plain_one(tmp_path):
     # Enough chunks that the rest cannot all arrive before Python runs the handler (it runs once
     # the main thread is back from waiting on Ray).
@@ -139,6 +142,7 @@ _CONNECT = re.compile(r'connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (Debian: apt-get install strace)")
+@pytest.mark.slow  # 23 s measured on two busy cores
 def test_a_local_ray_batch_talks_to_this_machine_only(tmp_path):
     """Every connection the batch, Ray's processes and the workers make goes to this machine: not the
     cloud metadata service Ray's head asks by default, not a DNS server."""
@@ -178,6 +182,7 @@ def _session_workers(sid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # 15 s measured on two busy cores
 def test_a_worker_that_dies_is_replaced_and_stdout_stays_one_line_per_picture(tmp_path):
     n = 48
     d = _cats(tmp_path, n)

@@ -90,6 +90,7 @@ def _loopback(addr: str) -> bool:
     return ip.is_loopback
 
 
+@pytest.mark.slow  # 16 s measured on two busy cores
 def test_a_ray_capdesk_starts_listens_on_loopback_only_with_a_private_token(tmp_path, monkeypatch):
     from capdesk.describe.describer import DescribeOptions, Describer
     from capdesk.folders.ray_batch import AUTH_MODE, RayPlan, RayRun, ray_state_dir

@@ -67,6 +67,7 @@ def _variants(n: int, out: Path) -> list[Path]:
     return made
 
 
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_burst_of_200_gives_exactly_200_sidecars(tmp_path, service):
     folder, w, handed, rows, _, _ = service
     staging = tmp_path / "staging"
@@ -132,6 +133,7 @@ def test_renamed_image_takes_its_sidecar_along(service):
     assert w._worker.is_alive()
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_watch_command_prints_captions_and_stops_cleanly(tmp_path):
     folder = tmp_path / "w"
     folder.mkdir()

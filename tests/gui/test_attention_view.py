@@ -155,6 +155,7 @@ def _rgb(img: QImage, x: int, y: int) -> tuple[int, int, int]:
     return c.red(), c.green(), c.blue()
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_picture_stays_in_view_while_it_is_captioned(qtbot, window, photos):
     s = window.session
     gate = threading.Event()

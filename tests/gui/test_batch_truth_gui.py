@@ -29,6 +29,7 @@ def _all_of(n: int) -> str:
     return "needs" if n == 1 else ("both need" if n == 2 else "all need")
 
 
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_batch_dialog_cancel_restart_report_and_open(qtbot, window, tmp_path, monkeypatch):
     from capdesk.gui.announcer import FOCUS_SETTLE_S
     from capdesk.gui.dialogs import BatchDialog
@@ -109,6 +110,7 @@ def test_a_named_report_file_is_used(qtbot, window, tmp_path):
     assert named.parent == tmp_path and named.name.startswith("pics ") and named.suffix == ".csv"
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_details_stop_saying_needs_review_once_alt_text_is_saved(qtbot, window, tmp_path):
     d = tmp_path / "one"
     d.mkdir()

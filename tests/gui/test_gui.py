@@ -59,6 +59,7 @@ def _described(window):
         and window.session._busy == 0
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_open_caption_edit_save(qtbot, window, photos):
     window.open_path(photos)
     pane = window.pane
@@ -105,6 +106,7 @@ def test_word_selection_draws_attention_and_says_where(qtbot, window, photos):
     assert pane.words.item(0).text() in pane.strip.accessibleDescription()
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_withheld_caption_is_not_offered_word_by_word(qtbot, window, photos):
     window.open_path(photos / "chelsea.png")
     qtbot.waitUntil(_described(window), timeout=TIMEOUT)
@@ -115,6 +117,7 @@ def test_withheld_caption_is_not_offered_word_by_word(qtbot, window, photos):
     assert window.list.currentItem().text() == "chelsea.png, described, needs review"
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_messages_reach_the_screen_reader_once(qtbot, window, photos, monkeypatch):
     """With a screen reader running (it cannot run here, so the session is told one does), the
     description goes to the announcer once on arrival, and not again on revisit from the list."""
@@ -329,6 +332,7 @@ def test_f10_opens_the_menu_bar_and_help_lists_the_keys(qtbot, window, monkeypat
     assert shown[0] == ("Open the menu bar", "F10 or Alt")
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_watched_folder(qtbot, window, tmp_path, settings_file):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
@@ -346,6 +350,7 @@ def test_watched_folder(qtbot, window, tmp_path, settings_file):
     assert window.session.watcher is None and Settings.load()[0].watch_folders == []
 
 
+@pytest.mark.slow  # 5 s measured on two busy cores
 def test_batch_dialog_runs_cancels_and_updates_the_list(qtbot, window, tmp_path):
     from capdesk.gui.dialogs import BatchDialog
 
@@ -462,6 +467,7 @@ def test_settings_dialog_offers_the_voices(qtbot, window):
     assert window.settings.beam is None and SettingsDialog(window, window.settings, []).beam.value() == 0
 
 
+@pytest.mark.slow  # 65 s measured on two busy cores
 def test_teach_dialog_cancel_resume_and_switch(qtbot, window, tmp_path):
     pytest.importorskip("torch")
     from PIL import Image

@@ -103,6 +103,7 @@ def test_user_folder_bundles_are_discovered(tmp_path, default_bundle, monkeypatc
     assert any("broken" in p and "not a JSON object" in p for p in problems)
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_cli_models_list_and_verify(bundle_copy):
     r = run_cli("models", "list", "--json")
     assert r.returncode == 0, r.stderr

@@ -69,6 +69,7 @@ def sample_batch(engine) -> np.ndarray:
 
 
 @pytest.mark.parametrize("beam", [1, 3, 5])
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_faster_path_gives_the_same_words_as_before(f32_engine, sample_batch, beam):
     # On float32 graphs: an int8 decoder quantises its activations with one scale per call, so its
     # log-probabilities move a little with the rows decoded together (up to 0.11 on these samples).
@@ -97,6 +98,7 @@ def shrunk_bundle(float32_bundle, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_shrunk_bundle_is_small_and_keeps_the_contract(float32_bundle, shrunk_bundle):
     import onnxruntime as ort
 
@@ -118,6 +120,7 @@ def test_shrunk_bundle_is_small_and_keeps_the_contract(float32_bundle, shrunk_bu
     assert "weights" not in json.loads((float32_bundle / "manifest.json").read_text())
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_shrunk_words_stay_close_to_float32(f32_engine, shrunk_bundle, sample_batch):
     """The stated tolerance: at the first word, each word's probability within 0.01 of float32's
     and the likeliest word the same; every sample still gets a sentence."""
@@ -187,6 +190,7 @@ def test_shrink_refuses_a_damaged_bundle(default_bundle, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(float32_bundle, shrunk_bundle):
     torch = pytest.importorskip("torch")
     from training.decoders import decoder_from_bundle
@@ -201,6 +205,7 @@ def test_pytorch_rebuilds_the_decoder_from_a_shrunk_bundle(float32_bundle, shrun
     assert isinstance(small, torch.nn.Module)
 
 
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_capdesk_train_shrink_command(float32_bundle, tmp_path, capsys):
     from training.cli import main
     from training.shrink import model_bytes

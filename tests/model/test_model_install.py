@@ -76,6 +76,7 @@ def test_folder_and_zip_import_install_only_listed_files(tmp_path, mine):
     assert installed_names() == {"mine", "mine-zipped"}
 
 
+@pytest.mark.slow  # 5 s measured on two busy cores
 def test_cli_models_import(tmp_path, mine):
     r = run_cli("models", "import", str(mine))
     assert r.returncode == 0, r.stderr
@@ -194,6 +195,7 @@ def _bomb(tmp_path: Path, mine: Path, gib: float) -> Path:
     return z
 
 
+@pytest.mark.slow  # 7 s measured on two busy cores
 def test_zip_bomb_is_neither_verified_into_memory_nor_installed(tmp_path, mine):
     z = _bomb(tmp_path, mine, 1.0)
     assert z.stat().st_size < 100 << 20  # the other files are stored as they are; the bomb is ~1 MB
@@ -244,6 +246,7 @@ def test_malformed_manifest_is_refused_everywhere(tmp_path, default_bundle, kind
     assert installed_names() == set()
 
 
+@pytest.mark.slow  # 15 s measured on two busy cores
 def test_malformed_bundle_in_the_model_folder_never_stops_the_others(tmp_path, default_bundle):
     """Put there by hand (not through import): discovery reports it once and everything else works."""
     make_bundle(default_bundle, user_models_dir() / "bad", "bad", edit=MALFORMED["specials-missing"])
@@ -272,6 +275,7 @@ def _npz(**arrays) -> bytes:
 
 
 @pytest.mark.parametrize("kind", ["pickle", "garbage", "wrong-shape", "huge-header"])
+@pytest.mark.slow  # 7 s measured on two busy cores
 def test_hostile_domain_npz_is_a_clean_bundle_error(tmp_path, default_bundle, kind):
     good = np.load(default_bundle / "domain.npz")
     arrays = {k: good[k] for k in good.files}

@@ -49,6 +49,7 @@ def test_bare_name_of_a_folder_that_is_no_installed_model_says_how_to_name_the_f
     assert "not found" in str(err.value) and "./local-only" in str(err.value)
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_caption_command_uses_the_installed_model_from_inside_the_archive(unpacked_archive):
     r = run_cli("models", "verify", "everyday", cwd=unpacked_archive)
     assert r.returncode == 0, r.stderr

@@ -58,6 +58,7 @@ def _install_copy(default_bundle: Path, name: str, finetune: dict | None) -> Pat
 @pytest.mark.parametrize("verdict,used", [(None, False), ({"proved": False, "automatic": False}, False),
                                           ({"proved": True, "automatic": False}, False),
                                           ({"proved": True, "automatic": True}, True)])
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_the_describer_routes_to_a_fine_tune_only_when_it_proved_itself(default_bundle, verdict, used):
     from capdesk.describe.describer import Describer
 

@@ -27,6 +27,7 @@ def _names_a_cat(rec: dict) -> bool:
     return "cat" in said.lower()
 
 
+@pytest.mark.slow  # 7 s measured on two busy cores
 def test_region_is_described_as_the_picture_it_shows(display, label_window):
     x, y, w, h = label_window.focus
     proc = screen("--region", f"{x},{y},{w},{h}", "--json", env=_env(display))
@@ -41,6 +42,7 @@ def test_region_is_described_as_the_picture_it_shows(display, label_window):
     assert plain.stdout.strip() == rec["description"]
 
 
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_words_on_screen_are_read_word_by_word():
     # Screen text is drawn to be read at 1:1 and read from the captured pixels as they are; enlarged as for a
     # phone photo, Qt's lines come back "Gateseven departures delayed Meeting movedtoroom twelve", which a
@@ -59,6 +61,7 @@ def test_words_on_screen_are_read_word_by_word():
     assert rec["description"].endswith(f'Text: "{rec["text"]}"'), rec
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_window_is_the_active_window(display, label_window):
     rec = json.loads(screen("--window", "--json", env=_env(display)).stdout)
     assert rec["captured"]["rect"] == _rect(label_window.window)
@@ -66,6 +69,7 @@ def test_window_is_the_active_window(display, label_window):
     assert _names_a_cat(rec), rec
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_save_writes_the_png_and_its_sidecars(display, label_window, tmp_path):
     from PIL import Image
 
@@ -99,6 +103,7 @@ def test_wayland_is_refused_saying_what_works():
     assert len(lines) == 1 and "Wayland" in lines[0] and "X11" in lines[0] and "capdesk caption" in lines[0]
 
 
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_focus_takes_the_focused_button_holding_the_picture(display, session_bus):
     env = _env(display, session_bus)
     win = Window(env, "button")
@@ -163,6 +168,7 @@ def speech_dispatcher(tmp_path):
         _stop(proc)
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_speak_goes_to_speech_dispatcher_at_message_priority(display, label_window, speech_dispatcher, tmp_path):
     sock, log = speech_dispatcher
     x, y, w, h = label_window.focus
@@ -178,6 +184,7 @@ def test_speak_goes_to_speech_dispatcher_at_message_priority(display, label_wind
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None and shutil.which("espeak") is None,
                     reason="needs espeak-ng (Debian package espeak-ng) for CapDesk's own voice")
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_speak_without_speech_dispatcher_uses_capdesks_own_voice(display, label_window, tmp_path):
     bin_dir, runtime = tmp_path / "bin", tmp_path / "run"
     bin_dir.mkdir()

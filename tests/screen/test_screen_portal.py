@@ -183,6 +183,7 @@ def test_the_active_window_is_refused_under_wayland(bus, portal_answering):
 
 @pytest.mark.skipif("take(" not in (ROOT / "capdesk" / "cli" / "screen.py").read_text(),
                     reason="capdesk/cli/screen.py does not capture through capdesk.screen.capture.take yet")
+@pytest.mark.slow  # 7 s measured on two busy cores
 def test_the_command_describes_the_region_under_wayland(bus, portal_answering):
     region = f"{PHOTO_AT[0]},{PHOTO_AT[1]},451,300"
     proc = subprocess.run([sys.executable, "-m", "capdesk", "screen", "--region", region, "--json"], env=_wayland(bus),

@@ -186,6 +186,7 @@ def alone(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     return dict(env, XDG_RUNTIME_DIR=str(folder))
 
 
+@pytest.mark.slow  # 15 s measured on two busy cores
 def test_the_service_answers_as_the_command_alone(service, window, tmp_path):
     x, y, w, h = window.focus
     region = f"{x},{y},{w},{h}"
@@ -208,6 +209,7 @@ def test_the_service_answers_as_the_command_alone(service, window, tmp_path):
     assert plain.stdout.strip() == rec["description"]
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_plain_output_and_review_line_are_the_same(service, window, tmp_path):
     x, y, w, h = window.focus
     args = ("screen", "--region", f"{x},{y},{w},{h}")
@@ -216,6 +218,7 @@ def test_plain_output_and_review_line_are_the_same(service, window, tmp_path):
         (by_itself.returncode, by_itself.stdout, by_itself.stderr)
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_focus_is_asked_of_the_clients_accessibility_bus(service, window, tmp_path):
     by_service = run("screen", "--focus", "--json", env=service.env)
     by_itself = run("screen", "--focus", "--json", env=alone(service.env, tmp_path))
@@ -225,6 +228,7 @@ def test_focus_is_asked_of_the_clients_accessibility_bus(service, window, tmp_pa
     assert cap["role"] == "push button" and cap["name"] == "Photo of the day"
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_save_writes_where_the_client_is(service, window, tmp_path):
     x, y, w, h = window.focus
     recs = {}
@@ -246,6 +250,7 @@ def test_save_writes_where_the_client_is(service, window, tmp_path):
     assert recs["service"] == recs["alone"]
 
 
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_failures_say_the_same_and_exit_the_same(service, tmp_path):
     cases = [("screen", "--region", "5000,5000,10,10"),  # off screen: exit 1
              ("screen", "--region", "nonsense"),  # usage: exit 2
@@ -324,6 +329,7 @@ def test_another_user_is_refused(service):
     assert service.ping() is not None  # and goes on answering its user
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_a_second_service_refuses_to_start(service):
     second = run("service", env=service.env)
     assert second.returncode == 1 and second.stdout == ""
@@ -340,6 +346,7 @@ def test_a_bad_key_is_refused_in_one_line(service_env, tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'nokey'" in proc.stderr
 
 
+@pytest.mark.slow  # 15 s measured on two busy cores
 def test_a_key_another_program_holds_is_said_in_one_line(service, tmp_path):
     # A service of another session (its own runtime folder) on the same display: the module's holds <Super>d.
     proc = run("service", "--key", "<Super>d", env=alone(service.env, tmp_path))
@@ -376,6 +383,7 @@ def test_a_new_press_stops_what_the_service_still_says(service, window, tmp_path
 
 
 @pytest.mark.skipif(shutil.which("xdotool") is None, reason="needs xdotool (Debian package xdotool)")
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_the_grabbed_key_describes_the_focus_aloud(service, window, speechd, tmp_path):
     expected = run("screen", "--focus", env=alone(service.env, tmp_path))
     assert expected.returncode == 0, expected.stderr
@@ -388,6 +396,7 @@ def test_the_grabbed_key_describes_the_focus_aloud(service, window, speechd, tmp
     assert speechd.wait_for(before + 2)[before + 1] == said
 
 
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_the_key_follows_the_settings(service_env, tmp_path):
     from capdesk.session.settings import Settings
 
@@ -408,6 +417,7 @@ def test_the_key_follows_the_settings(service_env, tmp_path):
         assert s.stop()[0] == 0
 
 
+@pytest.mark.slow  # 16 s measured on two busy cores
 def test_a_killed_service_leaves_nothing_in_the_way(service_env, tmp_path):
     env = alone(service_env, tmp_path)
     s = Service(env)

@@ -44,6 +44,7 @@ def test_a_request_nested_thousands_deep_leaves_the_service_up(listener):
     assert client.ask({"n": 1}, env) == {"echo": 1}
 
 
+@pytest.mark.slow  # 5 s measured on two busy cores
 def test_a_trickling_client_holds_no_other(listener):
     env, _ = listener
     slow = _raw(env, b"{", close_write=False)  # says one byte, then (as the attack did) one now and then

@@ -59,6 +59,7 @@ def _run(s: Session, runner: ThreadRunner, job: BatchJob) -> str:
 
 
 # -- the CLI ----------------------------------------------------------------------------------
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_cli_summary_report_and_xmp_say_empty_and_review(pair, tmp_path):
     report = tmp_path / "r.json"
     r = run_cli("batch", str(pair), "-q", "--ocr", "never", "--report", str(report))

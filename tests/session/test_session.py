@@ -128,6 +128,7 @@ def test_select_describe_revisit_and_what_is_said(settings_file, photos):
     assert all(st.value and "none" not in st.value for st in PictureStatus)
 
 
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_speech_setting_decides_between_screen_reader_and_voice(settings_file, photos):
     card = SoundCard()
     s, runner, rec = make(settings_file, reader=False, speech="auto")
@@ -198,6 +199,7 @@ def test_watched_folder_is_captioned_written_and_said(settings_file, tmp_path):
     assert rec.texts()[-1] == messages.NOT_WATCHING
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_batch_job_speaks_milestones_and_outcome_and_updates_the_list(settings_file, tmp_path):
     d = tmp_path / "many"
     d.mkdir()

@@ -167,6 +167,7 @@ def test_settings_need_no_qt(tmp_path):
     assert json.loads(cfg.read_text())["lang"] == "pt-BR"
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_the_models_own_beam_unless_one_is_chosen(tmp_path, default_bundle):
     """The window's describer: no beam in Settings means the model's tuned beam (manifest decoding.beam);
     a beam chosen there, as with --beam, is used instead."""

@@ -30,6 +30,7 @@ def _listed() -> set[str]:
     return {m["name"] for m in json.loads(r.stdout)["models"]}
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_remove_with_yes_takes_the_model_away_and_keeps_sidecars_and_falls_back_to_automatic(
         tmp_path, default_bundle):
     from capdesk.session.settings import Settings

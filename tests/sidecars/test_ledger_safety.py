@@ -92,6 +92,7 @@ def test_edit_in_the_last_instant_before_the_rename_is_put_back(tmp_path, folder
     assert side.read_text() == "Typed at the last moment.\n" and out[0].action == "kept"
 
 
+@pytest.mark.slow  # 10 s measured on two busy cores
 def test_concurrent_writers_take_turns_and_keep_every_edit(tmp_path, folder):
     """Two CapDesk processes refreshing the same sidecars while a person edits some of them."""
     for i in range(30):
@@ -172,6 +173,7 @@ def _damage(ledger: Path, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["garbage", "truncated", "directory", "text"])
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_damaged_ledger_is_set_aside_and_rebuilt(tmp_path, folder, kind):
     env, ledger = _state(tmp_path)
     _damage(ledger, kind)
@@ -211,6 +213,7 @@ def test_unusable_ledger_folder_refuses_in_one_line(tmp_path, folder):
 
 
 # -- 11. disk full on the ledger in the middle of a batch ---------------------------------------------------
+@pytest.mark.slow  # 68 s measured on two busy cores
 def test_ledger_full_mid_batch_fails_those_images_and_goes_on(tmp_path, default_bundle):
     from capdesk.describe.describer import Describer
     from capdesk.folders.batch import run_batch
@@ -237,6 +240,7 @@ def test_ledger_full_mid_batch_fails_those_images_and_goes_on(tmp_path, default_
 
 # -- 12. a folder where the sidecar goes ---------------------------------------------------------------------
 @pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_directory_at_sidecar_path_is_an_error(tmp_path, folder, overwrite):
     (folder / "photo.txt").mkdir()
     args = ["batch", "-q", "--beam", "1", "--sidecar", "txt", str(folder)] + (["--overwrite"] if overwrite else [])
@@ -247,6 +251,7 @@ def test_directory_at_sidecar_path_is_an_error(tmp_path, folder, overwrite):
 
 
 # -- 13. photo.jpg and photo.png -----------------------------------------------------------------------------
+@pytest.mark.slow  # 23 s measured on two busy cores
 def test_stem_collision_falls_back_to_extension_names(tmp_path, folder):
     env = _state(tmp_path)[0]
     r = run_cli("batch", "-q", "--beam", "1", "--sidecar", "txt", str(folder), env=env)  # photo.jpg alone
@@ -276,6 +281,7 @@ def test_stem_collision_keeps_a_persons_stem_sidecar(tmp_path, folder):
 
 
 # -- 14. file names that are not UTF-8 ------------------------------------------------------------------------
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_non_utf8_names_everywhere(tmp_path):
     d = tmp_path / "latin1"
     d.mkdir()

@@ -79,6 +79,7 @@ def test_damaged_xmp_is_kept_aside_and_written_anew_once(image, writer, damage):
     assert len(list(image.parent.glob("photo.png.xmp.damaged-*"))) == 1
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_batch_over_a_damaged_sidecar_that_capdesk_wrote_goes_on(tmp_path):
     """The issue's case: a sidecar an older CapDesk wrote with a raw ESC in it, and the picture
     changed since; every later batch failed on it with ParseError."""

@@ -165,6 +165,7 @@ def test_embed_keeps_original_bytes(image, writer):
 
 
 @needs_exiftool
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_batch_embed_only_when_asked(tmp_path):
     from conftest import run_cli
 

@@ -49,6 +49,7 @@ def top4(runs) -> Path:
 
 
 @pytest.mark.parametrize("blocks", [1, 4])
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_the_top_starts_as_the_frozen_encoder(blocks):
     import torch
 
@@ -70,6 +71,7 @@ def test_the_top_starts_as_the_frozen_encoder(blocks):
         assert all(p.requires_grad for p in top.parameters())
 
 
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_a_top_deeper_than_the_last_grid_is_refused_by_name(runs):
     plain, _ = runs
     cmd = [sys.executable, "-m", "training", "fit", str(plain.parent / "pictures"), "--out", str(plain.parent / "deep"),
@@ -81,6 +83,7 @@ def test_a_top_deeper_than_the_last_grid_is_refused_by_name(runs):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow  # 24 s measured on two busy cores
 def test_a_tuned_top_starts_where_its_base_run_was_and_moves(runs):
     import torch
 
@@ -116,6 +119,7 @@ def test_a_tuned_top_starts_where_its_base_run_was_and_moves(runs):
     assert moved > 0
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_a_tuned_top_bundle_decodes_like_pytorch_rebuilds_and_shrinks(tmp_path, runs):
     import onnx
     import torch
@@ -192,6 +196,7 @@ def _with_gate(bundle: Path, default_bundle: Path) -> Path:
     return bundle
 
 
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, runs, default_bundle):
     from capdesk.describe.describer import Describer
     from capdesk.model.bundle import open_bundle
@@ -225,6 +230,7 @@ def test_models_with_and_without_the_trunk_share_features_and_route(tmp_path, ru
     assert all(x.model == "toy-plain" and x.caption is not None for x in d.describe_images(batch))
 
 
+@pytest.mark.slow  # 10 s measured on two busy cores
 def test_a_four_block_top_takes_its_own_trunk_and_routes_safely(tmp_path, runs, top4, default_bundle):
     """Trunks of different depths have the same shape; their names keep a decoder from being fed
     another's, and the deeper top's encoder still gives the one-block trunk."""

@@ -59,6 +59,7 @@ def test_step_is_the_mean_of_the_members_probabilities():
         Ensemble([a])
 
 
+@pytest.mark.slow  # 44 s measured on two busy cores
 def test_ensemble_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, two_runs):
     import torch
 
@@ -107,6 +108,7 @@ def test_ensemble_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, two_runs):
     assert "An ensemble of 2 such decoders" in text and "seed 3" in text and "seed 4" in text
 
 
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_finetune_from_an_ensemble_base_trains_its_first_member(tmp_path, two_runs):
     from training.export import export_run
     from training.finetune import finetune
@@ -125,6 +127,7 @@ def test_finetune_from_an_ensemble_base_trains_its_first_member(tmp_path, two_ru
     assert "ensemble of" in (tmp_path / "work" / "train.log").read_text()
 
 
+@pytest.mark.slow  # 6 s measured on two busy cores
 def test_members_must_share_a_vocabulary(tmp_path, two_runs):
     import shutil
 
@@ -139,6 +142,7 @@ def test_members_must_share_a_vocabulary(tmp_path, two_runs):
 
 
 @pytest.mark.parametrize("case", ["one member", "broken bundle", "no such run"])
+@pytest.mark.slow  # 3 s measured on two busy cores
 def test_unusable_members_are_named_in_one_line(tmp_path, case):
     """What cannot join an ensemble is one line naming it, exit 2, and nothing written."""
     shipped = str(ROOT / "models" / "everyday")
@@ -157,6 +161,7 @@ def test_unusable_members_are_named_in_one_line(tmp_path, case):
     assert "Traceback" not in r.stderr and not (tmp_path / "ens").exists()
 
 
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_a_released_bundle_can_join_an_ensemble(tmp_path, two_runs):
     """A shipped (shrunk) model joins a decoder trained since, without its training run; an ensemble
     bundle brings each of its members."""

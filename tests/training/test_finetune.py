@@ -33,6 +33,7 @@ def user_folder(tmp_path):
     return d
 
 
+@pytest.mark.slow  # 79 s measured on two busy cores
 def test_finetune_installs_a_new_model_the_app_loads(tmp_path, user_folder):
     from training.finetune import finetune
 
@@ -76,6 +77,7 @@ def resolve_bundle(name: str):
     return resolve(name)
 
 
+@pytest.mark.slow  # 41 s measured on two busy cores
 def test_too_few_pictures_to_prove_anything_are_not_used_automatically(tmp_path, user_folder):
     """12 pictures can be learnt from when asked (min_images), but 5 held out of 12 prove nothing:
     the model is installed to be used only when named, and says why."""
@@ -96,6 +98,7 @@ def test_too_few_pictures_to_prove_anything_are_not_used_automatically(tmp_path,
     assert r.returncode == 0 and json.loads(r.stdout)["model"] == "few"  # named, it is used
 
 
+@pytest.mark.slow  # 104 s measured on two busy cores
 def test_install_never_measures_and_installs_nothing(tmp_path, user_folder):
     r = run_cli("train", "finetune", "--data", str(user_folder), "--out", "trial", "--epochs", "1",
                 "--install", "never", timeout=600)
@@ -109,6 +112,7 @@ def test_install_never_measures_and_installs_nothing(tmp_path, user_folder):
     assert r.returncode == 2 and "--install" in r.stderr
 
 
+@pytest.mark.slow  # 28 s measured on two busy cores
 def test_too_little_data_and_bad_records_are_explained(tmp_path):
     d = tmp_path / "few"
     d.mkdir()
@@ -128,6 +132,7 @@ def test_too_little_data_and_bad_records_are_explained(tmp_path):
     assert r.returncode == 2 and "a model name is" in r.stderr
 
 
+@pytest.mark.slow  # 118 s measured on two busy cores
 def test_a_new_fine_tune_with_an_old_name_learns_from_its_own_pictures(tmp_path, user_folder):
     """Running again after an interruption resumes; the same name over other pictures starts afresh
     (it once resumed the old run: its words, its checkpoint, its figures)."""

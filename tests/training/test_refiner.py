@@ -49,6 +49,7 @@ def test_refiner_mixes_locations_and_changes_width():
     assert plain.refine(feats) is feats
 
 
+@pytest.mark.slow  # 28 s measured on two busy cores
 def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run):
     import onnx
     import torch
@@ -86,6 +87,7 @@ def test_refined_bundle_decodes_like_pytorch_and_rebuilds(tmp_path, refined_run)
     assert all(c.words for c in small.decode(feats, beam=3))
 
 
+@pytest.mark.slow  # 9 s measured on two busy cores
 def test_ensembles_refuse_refined_members(refined_run):
     from training.decoders import Ensemble, load_checkpoint
 

@@ -93,6 +93,7 @@ def test_sampling_obeys_the_decoding_rules_and_reports_its_own_probabilities():
     assert m.L_o.weight.grad.abs().sum() > 0
 
 
+@pytest.mark.slow  # 32 s measured on two busy cores
 def test_stage_runs_after_fit_and_its_run_exports(tmp_path, many_folder, feature_cache):  # noqa: F811
     import subprocess
 
@@ -133,6 +134,7 @@ def test_stage_runs_after_fit_and_its_run_exports(tmp_path, many_folder, feature
     assert np.array_equal(before, np.array([float(v.abs().sum()) for v in again["model"].values()]))
 
 
+@pytest.mark.slow  # 14 s measured on two busy cores
 def test_scst_refuses_hard_attention(tmp_path, many_folder, feature_cache):  # noqa: F811
     import subprocess
 

@@ -8,6 +8,7 @@ import os
 import random
 from collections import Counter
 
+import pytest
 from conftest import SHARED_DATA, needs_shared_data, needs_torch
 
 from capdesk.folders.reading import describe_paths
@@ -16,6 +17,7 @@ pytestmark = needs_torch
 
 
 @needs_shared_data("everyday")
+@pytest.mark.slow  # 42 s measured on two busy cores
 def test_twenty_everyday_photos_leave_other_everyday_photos_as_they_were(tmp_path, monkeypatch):
     from training.studies.teach_everyday import run
 
@@ -34,6 +36,7 @@ def test_twenty_everyday_photos_leave_other_everyday_photos_as_they_were(tmp_pat
 
 
 @needs_shared_data("rsicd")
+@pytest.mark.slow  # 248 s measured on two busy cores
 def test_aerial_photos_prove_the_fine_tune_and_it_is_installed_and_used(tmp_path):
     from capdesk.describe.describer import DescribeOptions, Describer
     from capdesk.model.bundle import resolve

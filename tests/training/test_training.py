@@ -102,6 +102,7 @@ def test_csv_reader_with_bad_rows(tmp_path):
     ("caps.parquet", b"PAR1", "caps.parquet: unknown data format"),
     ("absent.csv", None, "absent.csv: no such file or folder"),
 ])
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_unusable_caption_data_is_named_in_one_line(tmp_path, name, content, said):
     if content is not None:
         (tmp_path / name).write_bytes(content)
@@ -261,6 +262,7 @@ def _train(data: Path, out: Path, cache: Path, *extra: str) -> subprocess.Comple
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
 
 
+@pytest.mark.slow  # 8 s measured on two busy cores
 def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     import torch
 
@@ -314,6 +316,7 @@ def test_onnx_bundle_matches_pytorch(tmp_path, sidecar_folder, feature_cache):
     assert np.allclose(hyps[0].alphas, onnx_caps[0].attention, atol=1e-4)
 
 
+@pytest.mark.slow  # 56 s measured on two busy cores
 def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_cache):
     import torch
 
@@ -374,6 +377,7 @@ def test_resume_after_kill_matches_uninterrupted(tmp_path, many_folder, feature_
     assert not all(torch.equal(v, best["model"][k]) for k, v in b["model"].items())
 
 
+@pytest.mark.slow  # 11 s measured on two busy cores
 def test_unreadable_images_are_skipped_not_fatal(tmp_path, sidecar_folder, feature_cache):
     (sidecar_folder / "broken.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
     (sidecar_folder / "broken.txt").write_text("a broken picture\n")

@@ -17,6 +17,7 @@ def _read(path):
         return np.frombuffer(frames, dtype=np.int16).astype(np.float32), w.getframerate()
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_wav_holds_real_speech_of_the_caption(tmp_path):
     out = tmp_path / "caption.wav"
     r = run_cli("caption", "--json", "--wav", str(out), str(SAMPLES / "chelsea.png"))
@@ -80,6 +81,7 @@ def test_now_interrupts_and_drops_what_waits():
     sp.close()
 
 
+@pytest.mark.slow  # 5 s measured on two busy cores
 def test_normal_priority_waits_its_turn():
     from capdesk.speech import Priority, Speaker
 
