@@ -15,6 +15,7 @@ from capdesk.cli.common import (
     beam_type,
     describe_args,
     error,
+    shown,
 )
 
 if TYPE_CHECKING:
@@ -94,12 +95,12 @@ class _Captions:
             rec["provider"] = self.provider
             print(json.dumps(rec, ensure_ascii=False), flush=True)
         elif d.error:
-            print(f"{d.path}\tERROR: {d.error}", flush=True)
-            print(f"capdesk: {d.path}: {d.error}", file=sys.stderr)
+            print(f"{shown(d.path)}\tERROR: {shown(d.error)}", flush=True)
+            print(f"capdesk: {shown(d.path)}: {shown(d.error)}", file=sys.stderr)
         else:
-            print(f"{d.path}\t{d.description}", flush=True)
+            print(f"{shown(d.path)}\t{shown(d.description)}", flush=True)
             if d.review:  # stdout keeps one line per picture; why it needs a look goes beside it
-                print(f"capdesk: {d.path}: needs review: {d.reason}", file=sys.stderr, flush=True)
+                print(f"capdesk: {shown(d.path)}: needs review: {shown(d.reason)}", file=sys.stderr, flush=True)
         if d.ok and (self.wav or self.speaker):
             self.spoken.append(d.description)
             if self.speaker and not self.speech_failed:

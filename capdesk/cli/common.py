@@ -10,6 +10,7 @@ so that ``capdesk --help`` and ``capdesk train`` start without loading numpy or 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,19 @@ def progress_bar(total: int | None = None) -> tqdm:
     from tqdm import tqdm
 
     return tqdm(total=total, unit="img", desc="alt text", file=sys.stderr, dynamic_ncols=True)
+
+
+# What a terminal would act on (C0 and C1 controls, DEL; the name bytes 0x80-0x9F, kept by Python as lone
+# surrogates, which an 8-bit terminal reads as C1 controls), and the tab and line breaks that would forge a
+# field or a line of the tab-separated output.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udc9f]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def shown(text: object) -> str:
+    """A file name or any text from outside (a picture's words, a model's manifest) safe to print as one
+    field: its control characters shown escaped (\\x1b, \\n, \\t), never acted on by the terminal."""
+    return _CONTROLS.sub(lambda m: _NAMED.get(m.group(), f"\\x{ord(m.group()) & 0xFF:02x}"), str(text))
 
 
 def say_line(bar: tqdm | None, text: str, file: TextIO | None = None, flush: bool = False) -> None:

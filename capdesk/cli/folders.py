@@ -22,6 +22,7 @@ from capdesk.cli.common import (
     positive_int,
     progress_bar,
     say_line,
+    shown,
     sidecar_args,
     sidecar_options,
 )
@@ -187,12 +188,13 @@ class _BatchPrinter:
         if row.status == RowStatus.FAILED and row.error in self.blocked_errors:
             pass  # its folder was said once
         elif row.status == RowStatus.FAILED:
-            say_line(self.bar, f"capdesk: {row.path}: {row.error}")
+            say_line(self.bar, f"capdesk: {shown(row.path)}: {shown(row.error)}")
         elif row.status == RowStatus.CAPTIONED:
-            line = f"{row.path}\t{row.alt_text}" + (f"\t(needs review: {row.reason})" if row.needs_review else "")
+            review = f"\t(needs review: {shown(row.reason)})" if row.needs_review else ""
+            line = f"{shown(row.path)}\t{shown(row.alt_text)}{review}"
             say_line(self.bar, line, self.rows_out, flush=True)
         if row.note:
-            say_line(self.bar, f"capdesk: {row.path}: {row.note}")
+            say_line(self.bar, f"capdesk: {shown(row.path)}: {shown(row.note)}")
 
     def stopping(self) -> None:
         print(STOPPING, file=sys.stderr)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error
+from capdesk.cli.common import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, error, shown
 
 
 def register(sub) -> None:
@@ -56,9 +56,10 @@ def cmd_list(ns: argparse.Namespace) -> int:
     for b in bundles:
         perf = metrics_line(b.manifest)
         only_named = "" if automatic(b.manifest) else "  (used only when named with --model)"
-        print(f"{b.name}\t{b.source}\t{b.path}" + (f"  {perf}" if perf else "") + only_named)
+        perf = f"  {shown(perf)}" if perf else ""
+        print(f"{shown(b.name)}\t{b.source}\t{shown(b.path)}{perf}{only_named}")
     for p in problems:
-        print(f"problem: {p}", file=sys.stderr)
+        print(f"problem: {shown(p)}", file=sys.stderr)
     return EXIT_SOME_FAILED if problems else EXIT_OK
 
 
@@ -76,15 +77,15 @@ def cmd_verify(ns: argparse.Namespace) -> int:
         targets, problems = discover()
     bad = bool(problems)
     for p in problems:
-        print(f"FAILED\t{p}")
+        print(f"FAILED\t{shown(p)}")
     for b in targets:
         errs = b.verify()
         if errs:
             bad = True
             for e in errs:
-                print(f"FAILED\t{b.name}\t{e}")
+                print(f"FAILED\t{shown(b.name)}\t{shown(e)}")
         else:
-            print(f"OK\t{b.name}\t{b.path}\t{len(b.manifest['files'])} files verified")
+            print(f"OK\t{shown(b.name)}\t{shown(b.path)}\t{len(b.manifest['files'])} files verified")
     return EXIT_SOME_FAILED if bad else EXIT_OK
 
 

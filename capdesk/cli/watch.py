@@ -17,6 +17,7 @@ from capdesk.cli.common import (
     model_args,
     open_engine,
     open_writer,
+    shown,
     sidecar_args,
     sidecar_options,
     speaker_or_say,
@@ -61,7 +62,7 @@ def cmd_watch(ns: argparse.Namespace) -> int:
     show = _show_json if ns.json else _show_line
     watch = WatchRun([Path(p) for p in ns.paths], engine, writer, ns.recursive, show, _say_waiting, speaker)
     # The readiness line: from here on a new image is seen (tests and service scripts wait for it).
-    reader_gone = watch.run(lambda: print(f"capdesk: watching {', '.join(ns.paths)} with model {engine.name} "
+    reader_gone = watch.run(lambda: print(f"capdesk: watching {shown(', '.join(ns.paths))} with model {engine.name} "
                                           "(Ctrl-C stops)", file=sys.stderr, flush=True))
     print("capdesk: stopped watching", file=sys.stderr, flush=True)
     if reader_gone:
@@ -77,15 +78,15 @@ def _show_json(row: Row) -> None:
 
 def _show_line(row: Row) -> None:
     if row.status == RowStatus.FAILED:
-        print(f"{row.path}\tERROR: {row.error}", flush=True)
+        print(f"{shown(row.path)}\tERROR: {shown(row.error)}", flush=True)
     elif row.status == RowStatus.CAPTIONED:
-        print(f"{row.path}\t{row.alt_text}", flush=True)
+        print(f"{shown(row.path)}\t{shown(row.alt_text)}", flush=True)
         if row.needs_review:
-            print(f"capdesk: {row.path}: needs review: {row.reason}", file=sys.stderr, flush=True)
+            print(f"capdesk: {shown(row.path)}: needs review: {shown(row.reason)}", file=sys.stderr, flush=True)
     if row.note:
-        print(f"capdesk: {row.path}: {row.note}", file=sys.stderr, flush=True)
+        print(f"capdesk: {shown(row.path)}: {shown(row.note)}", file=sys.stderr, flush=True)
 
 
 def _say_waiting(path: Path, reason: str, give_up: float) -> None:
-    print(f"capdesk: {path}: waiting until it is completely written and readable ({reason}); "
+    print(f"capdesk: {shown(path)}: waiting until it is completely written and readable ({reason}); "
           f"after {give_up:.0f} s without a change it is reported as it is", file=sys.stderr, flush=True)
