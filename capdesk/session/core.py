@@ -35,6 +35,19 @@ PREVIEW_SIZE = (1600, 1600)
 __all__ = ["Kind", "Message", "Notifier", "Picture", "PictureStatus", "Session"]
 
 
+CLIPBOARD_MAX_SIDE = 2560  # a clipboard picture is kept for the session: its text still reads at this size
+
+
+def bounded(img: Image.Image) -> Image.Image:
+    """A clipboard picture at most ``CLIPBOARD_MAX_SIDE`` on its long side: an 8000x8000 one kept whole
+    for the session took 250 MB each."""
+    if max(img.size) <= CLIPBOARD_MAX_SIDE:
+        return img
+    small = img.copy()
+    small.thumbnail((CLIPBOARD_MAX_SIDE, CLIPBOARD_MAX_SIDE), Image.Resampling.LANCZOS)
+    return small
+
+
 def _needs_review(d: Described) -> bool:
     return bool(d.review)
 
@@ -156,7 +169,7 @@ class Session(Watching):
         self.current = None
         for p, err in expand_paths(roots):
             pic = Picture(str(p), Path(p))
-            if err:
+            if err and str(p) != chosen:  # (a link the user opened is theirs to follow)
                 pic.status, pic.error = PictureStatus.FAILED, err
             else:
                 pic.status = self._sidecar_status(pic.path) or PictureStatus.NEW
@@ -392,7 +405,7 @@ class Session(Watching):
         (the person is writing alt text for the picture shown)."""
         self._clip_count += 1
         key = f"clipboard picture {self._clip_count} ({time.strftime('%H:%M:%S')})"
-        p = Picture(key, None, img, source="clipboard")
+        p = Picture(key, None, bounded(img), source="clipboard")
         self.pictures[key] = p
         self.picture_added.emit(p)
         if show or self.current is None:

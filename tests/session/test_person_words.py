@@ -107,3 +107,16 @@ def test_a_batch_keeps_the_words_a_person_saved_even_when_the_picture_changed(fo
     assert _on_disk(folder) == before
     r = run_cli("batch", str(folder), "-q", "--overwrite")
     assert r.returncode == 0 and _on_disk(folder) != before
+
+
+def test_a_huge_clipboard_picture_is_kept_at_a_bounded_size(settings_file):
+    from PIL import Image
+
+    from capdesk.session.core import CLIPBOARD_MAX_SIDE
+
+    s, runner = _session()
+    huge = Image.new("RGB", (8000, 6000), (200, 120, 40))
+    p = s.add_clipboard_image(huge)
+    assert max(p.image.size) == CLIPBOARD_MAX_SIDE and p.image.size[0] / p.image.size[1] == 8000 / 6000
+    _settle(s, runner, lambda: p.described is not None)
+    s.close()
