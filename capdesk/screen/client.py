@@ -51,6 +51,30 @@ def trusted_folder(path: str) -> bool:
     return (st.st_mode & 0o170000) == 0o040000 and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
+def peer_credentials(sock: socket.socket) -> dict:
+    """Who is at the other end of a Unix socket: pid, uid, gid (SO_PEERCRED) and its supplementary groups
+    (read from /proc; None where they cannot be, which is never taken to match anyone's)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", creds)
+    groups = None
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Groups:"):
+                    groups = sorted(int(g) for g in line.split()[1:])
+                    break
+    except (OSError, ValueError):
+        pass
+    return {"pid": pid, "uid": uid, "gid": gid, "groups": groups}
+
+
+def acts_as(peer: dict | None) -> bool:
+    """Whether this process has the access ``peer`` has to files (same user, group and groups): only then
+    may it read or write a path for it."""
+    return (isinstance(peer, dict) and peer.get("uid") == os.getuid() and peer.get("gid") == os.getgid()
+            and peer.get("groups") == sorted(set(os.getgroups())))
+
+
 def peer_uid(sock: socket.socket) -> int:
     """The user id of the process at the other end of a Unix socket (Linux's SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

@@ -141,6 +141,7 @@ class Listener:
             request = json.loads(data)
             if not isinstance(request, dict):
                 raise ValueError("not an object")
+            request["peer"] = client.peer_credentials(conn)  # the kernel's word, never the client's
         except (OSError, ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
             return  # a broken request gets no answer: the client falls back to doing it itself
         with self._handling:

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from capdesk.screen import client
 from capdesk.session.screen_speech import SPEECH_WAIT_S, Speech
 from capdesk.session.services import open_describer
 
@@ -104,6 +105,10 @@ class ScreenService:
 
             if request.get("version") != __version__:  # a service left running across an upgrade
                 return {"decline": f"the service runs CapDesk {__version__}"}
+            if _names_paths(argv) and not client.acts_as(request.get("peer")):
+                # Its groups differ from the service's: a folder the client may not enter could be
+                # written or read for it. It does this one itself, with its own access.
+                return {"decline": "the client's access differs from the service's"}
             umask = request.get("umask")
             return self.screen(argv, env, cwd, umask if isinstance(umask, int) else 0o022)
         return {"decline": f"unknown request {op!r}"}
@@ -295,6 +300,11 @@ class _Chunks(io.TextIOBase):
             else:
                 self.chunks.append([self.stream, text])
         return len(text)
+
+
+def _names_paths(argv: list[str]) -> bool:
+    """Whether a ``capdesk screen`` command line names a file or folder the service would use for it."""
+    return any(a in ("--save", "--model") or a.startswith(("--save=", "--model=")) for a in argv)
 
 
 def _settings_stamp() -> tuple[int, int] | None:

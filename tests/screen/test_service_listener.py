@@ -96,3 +96,30 @@ def test_a_flood_of_idle_connections_delays_no_request_and_ends_with_them(listen
     while (reply := client.ask({"n": 9}, env)) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert reply == {"echo": 9}
+
+
+def test_the_peer_is_the_kernels_word_and_a_client_of_other_groups_does_path_work_itself(tmp_path):
+    import os
+
+    from capdesk import __version__
+    from capdesk.session.screen_service import ScreenService
+
+    env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    lst = Listener(env, lambda request: {"peer": request.get("peer")})
+    t = threading.Thread(target=lst.serve, daemon=True)
+    t.start()
+    try:
+        peer = client.ask({"peer": {"uid": 0, "gid": 0, "groups": []}}, env)["peer"]  # a forged one is replaced
+    finally:
+        lst.close()
+        t.join(10)
+    assert peer["pid"] == os.getpid() and peer["uid"] == os.getuid() and client.acts_as(peer)
+    other = dict(peer, groups=sorted(set(peer["groups"]) ^ {4242}))
+    assert not client.acts_as(other) and not client.acts_as(None)
+    # The service declines a command line naming a path for a client whose groups differ (the client then
+    # runs it with its own access); without a path, or with the same access, it goes on to do the work.
+    service = ScreenService.__new__(ScreenService)
+    asked = {"op": "screen", "env": {}, "cwd": str(tmp_path), "version": __version__}
+    for argv in (["screen", "--focus", "--save", str(tmp_path)], ["screen", "--model=/srv/group-only/m"]):
+        reply = service.handle(dict(asked, argv=argv, peer=other))
+        assert reply == {"decline": "the client's access differs from the service's"}
