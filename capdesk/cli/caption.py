@@ -51,6 +51,7 @@ def cmd_caption(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     out = _Captions(ns, engine.provider)
     listed = list(expand_paths(ns.paths, ns.recursive))
+    out.several = len(listed) > 1
     errors = {p: e for p, e in listed if e}
     todo = [p for p, e in listed if not e]
     if not listed:
@@ -78,6 +79,7 @@ class _Captions:
 
         self.json, self.wav, self.provider = ns.json, ns.wav, short_name(provider)
         self.failed = 0
+        self.several = False  # more than one picture: each spoken description starts with its file name
         self.spoken: list[str] = []
         self.speaker: Speaker | None = None
         self.speech_failed: list[str] = []  # the first reason is said once; speech failing makes the exit status 1
@@ -102,11 +104,16 @@ class _Captions:
             if d.review:  # stdout keeps one line per picture; why it needs a look goes beside it
                 print(f"capdesk: {shown(d.path)}: needs review: {shown(d.reason)}", file=sys.stderr, flush=True)
         if d.ok and (self.wav or self.speaker):
-            self.spoken.append(d.description)
+            from pathlib import Path
+
+            from capdesk.session.messages import for_the_ear
+
+            said = for_the_ear(Path(d.path).name, d.description, d.reason, bool(d.review), self.several)
+            self.spoken.append(said)
             if self.speaker and not self.speech_failed:
                 from capdesk.speech import Priority
 
-                self.speaker.say(d.description, Priority.NORMAL)  # one after another, none cut short
+                self.speaker.say(said, Priority.NORMAL)  # one after another, none cut short
 
     def finish(self) -> int:
         """Let the voice say everything, write the WAV file; the exit status."""

@@ -321,3 +321,14 @@ def where(att: np.ndarray) -> str:
 
 def attention(word: str, place: str) -> str:
     return f"Attention for “{word}”: {place}"
+
+
+def for_the_ear(name: str, text: str, reason: str | None, review: bool, several: bool) -> str:
+    """A description spoken by ``capdesk caption --speak`` or written to its WAV file: among several
+    pictures each is introduced by its file name; an empty one says so and why (never silence), and one
+    that needs a person's look says that too."""
+    if text:
+        said = text if not review else f"{text} Needs review."
+    else:
+        said = f"No description: {reason or 'nothing was recognised'}."
+    return f"{name}: {said}" if several else said

@@ -107,3 +107,35 @@ def test_speaker_starts_without_blocking_its_caller():
     assert time.monotonic() - t0 < 0.5  # the engine starts in the speech thread, not the caller's
     assert sp.ready.wait(20) and sp.error is None
     sp.close()
+
+
+def test_spoken_descriptions_say_whose_they_are_and_never_fall_silent():
+    from capdesk.session.messages import for_the_ear
+
+    assert for_the_ear("cat.jpg", "A cat.", None, False, several=False) == "A cat."
+    assert for_the_ear("cat.jpg", "A cat.", None, False, several=True) == "cat.jpg: A cat."
+    assert for_the_ear("cat.jpg", "May contain: a cat.", "withheld", True, several=True) == \
+        "cat.jpg: May contain: a cat. Needs review."
+    assert for_the_ear("rocket.jpg", "", "nothing was recognised with confidence", True, several=True) == \
+        "rocket.jpg: No description: nothing was recognised with confidence."
+
+
+@pytest.mark.slow  # describes and speaks two pictures
+def test_several_pictures_are_spoken_each_with_its_name_and_an_empty_one_is_not_silence(tmp_path):
+    from capdesk.speech import save_wav
+
+    d = tmp_path / "pics"
+    d.mkdir()
+    for n in ("chelsea.png", "rocket.jpg"):
+        shutil.copy(SAMPLES / n, d / n)
+    out = tmp_path / "all.wav"
+    r = run_cli("caption", "--json", "--wav", str(out), str(d))
+    assert r.returncode == 0, r.stderr
+    import json
+
+    said = [json.loads(line)["description"] for line in r.stdout.splitlines()]
+    spoken, rate = _read(out)
+    bare, _ = _read(save_wav(" ".join(t for t in said if t), tmp_path / "bare.wav"))
+    # The names and the empty one's "No description: ..." are heard too: clearly longer than the
+    # descriptions alone (espeak-ng says about 15 characters a second).
+    assert len(spoken) / rate > len(bare) / rate + 1.5
