@@ -104,6 +104,17 @@ def save_wav(text: str, path: Path, voice: Voice | None = None) -> Path:
     return path
 
 
+def can_sound() -> bool:
+    """Whether speech can be heard here at all: a voice (espeak-ng's library on Linux) and a player. The
+    window speaks unasked only then; asked (Speak, --speak), it says why it cannot."""
+    if not sys.platform.startswith("linux"):
+        return True  # Windows and macOS speak through their own voices and sound
+    import ctypes.util
+
+    voice = any(ctypes.util.find_library(n) for n in ("espeak-ng", "espeak"))
+    return voice and any(shutil.which(cmd[0]) for cmd in PLAYERS)
+
+
 class ProcessPlayer:
     """Plays a WAV file with a player program; ``stop`` ends it at once, from any thread."""
 

@@ -28,7 +28,7 @@ from capdesk.session.settings import Settings
 from capdesk.session.tasks import Runner
 from capdesk.session.watching import Watching
 from capdesk.sidecars.writer import AltText, SidecarWriter
-from capdesk.speech import Priority, Speaker, SpeechError, Voice
+from capdesk.speech import Priority, Speaker, SpeechError, Voice, can_sound
 
 PREVIEW_SIZE = (1600, 1600)
 
@@ -64,6 +64,7 @@ class Session(Watching):
         self.speaker: Speaker | None = None
         self._describer: Describer | None = None
         self._describer_lock = threading.Lock()
+        self._can_sound: bool | None = None  # asked once, when something is first to be spoken unasked
         self._busy = 0
         self._clip_count = 0
         # The description a picture had before a model switch: the same words again are not read again
@@ -135,8 +136,13 @@ class Session(Watching):
             return
         to_reader = mode == "announce" or (mode == "auto" and self.screen_reader())
         self.message.emit(Message(text, Kind.DESCRIPTION, to_reader, revisit, key))
-        if not to_reader:
-            self._speak(text, priority)
+        if to_reader:
+            return
+        # Unasked, "auto" speaks only where speech can be heard: a first start on a machine without a
+        # voice or a player shows descriptions, not "no audio player found".
+        if mode == "auto" and not asked and not self._voice_works():
+            return
+        self._speak(text, priority)
 
     def _brief_if_empty(self, text: str) -> bool:
         """Whether "No alt text" is said in a few words: the long reason, said in full the first time in
@@ -145,6 +151,13 @@ class Session(Watching):
         if not text:
             self._empty_explained = True
         return brief
+
+    def _voice_works(self) -> bool:
+        if self.speaker is not None:
+            return self.speaker.error is None
+        if self._can_sound is None:
+            self._can_sound = can_sound()
+        return self._can_sound
 
     def _speak(self, text: str, priority: Priority) -> None:
         if self.speaker is None:

@@ -120,3 +120,25 @@ def test_a_huge_clipboard_picture_is_kept_at_a_bounded_size(settings_file):
     assert max(p.image.size) == CLIPBOARD_MAX_SIDE and p.image.size[0] / p.image.size[1] == 8000 / 6000
     _settle(s, runner, lambda: p.described is not None)
     s.close()
+
+
+def test_a_first_start_without_a_voice_or_player_shows_descriptions_and_no_speech_error(settings_file, monkeypatch,
+                                                                                          tmp_path):
+    """No screen reader and no way to sound (no aplay, paplay or pw-play): "auto" shows the description and
+    says nothing about audio players; Speak, asked for, still says why it cannot."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    d = tmp_path / "one"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    runner = ThreadRunner()
+    s = Session(Settings(ocr="never", speech="auto"), runner, lambda: False)
+    said = []
+    s.message.connect(said.append)
+    s.open_paths(d)
+    _settle(s, runner, lambda: s.current.described is not None)
+    assert s.speaker is None  # nothing tried to speak
+    assert s.current.described.description in [m.text for m in said]
+    assert not any("audio player" in m.text for m in said)
+    s.speak("Read this.")  # asked: the reason is said
+    _settle(s, runner, lambda: any("audio player" in m.text for m in said))
+    s.close()
