@@ -162,6 +162,11 @@ def _summary(result: BatchResult) -> int:
     print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
+    if not result.rows:  # nothing was found to describe: a wrong folder, or files of no kind CapDesk reads
+        from capdesk.imageio import IMAGE_SUFFIXES
+
+        error(f"no pictures found in the given paths (pictures are {', '.join(sorted(IMAGE_SUFFIXES))} files)")
+        return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if result.failed else EXIT_OK
 
 

@@ -1,0 +1,16 @@
+"""A folder with nothing CapDesk can read (a wrong folder, documents only) is said so, and the command fails:
+a script must not take 'nothing to do' for 'done'."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+
+
+def test_batch_and_caption_of_a_folder_without_pictures_say_so_and_exit_one(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a picture\n", encoding="utf-8")
+    (tmp_path / "report.docx").write_bytes(b"PK\x03\x04")
+    for command in ("batch", "caption"):
+        r = run_cli(command, str(tmp_path))
+        assert r.returncode == 1, (command, r.stderr)
+        assert "no pictures found" in r.stderr or "no images found" in r.stderr
+    assert list(tmp_path.iterdir()) and not list(tmp_path.glob("*.xmp"))
