@@ -6,12 +6,23 @@ returns an RGB Pillow image or raises ``ImageError`` with a one-line reason.
 A multi-page TIFF is described by its first page; ``info["pages"]`` says how many it has. TIFFs
 whose samples Pillow has no mode for (floating point or 64-bit numbers, RGB stored plane by plane,
 as scientific software writes them) are read here when uncompressed (``_plain_tiff``).
+
+The file is opened once, without waiting on a FIFO, and everything is judged and decoded from that
+descriptor. A picture found by listing a folder (``FoundPath``) is decoded only where the descriptor
+really leads stays inside the folders the user gave: a link planted in a shared folder, or a file
+swapped for one after the listing, never gets one of the user's private pictures described (and its
+text written beside the link for others to read). A path the user named is opened as given.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import io
 import os
+import stat
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +54,102 @@ class ImageError(Exception):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+OUTSIDE = "a link to a file outside the folders given: not followed (name the file itself to describe it)"
+
+
+class FoundPath(str):
+    """The path of a picture found by listing a folder the user named (not named itself), carrying the
+    folders given (``roots``, resolved): ``load_image`` opens it only where it stays inside them."""
+
+    roots: tuple[str, ...]
+
+    def __new__(cls, path: str | os.PathLike[str], roots: Iterable[str]) -> FoundPath:
+        self = super().__new__(cls, os.fspath(path))
+        self.roots = tuple(roots)
+        return self
+
+    def __reduce__(self):  # (pickled whole: a Ray worker checks as this process would)
+        return FoundPath, (str(self), self.roots)
+
+
+def roots_of(path: object) -> tuple[str, ...] | None:
+    """The folders a found picture must stay inside (``FoundPath``, or a path that says so), or None."""
+    roots = getattr(path, "roots", None)
+    return tuple(roots) if roots else None
+
+
+def inside(real: str, roots: Iterable[str]) -> bool:
+    """Whether the resolved path ``real`` is one of ``roots`` (resolved folders) or under one."""
+    for root in roots:
+        try:
+            if os.path.commonpath([real, root]) == root:
+                return True
+        except ValueError:  # another drive
+            continue
+    return False
+
+
+def _real_place(fd: int, path: str | os.PathLike[str], st: os.stat_result) -> str | None:
+    """Where the open file ``fd`` really is: from the descriptor where the system tells it (Linux's
+    /proc/self/fd), else the path resolved and checked to still be that very file; None if unknown."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        if real.startswith("/"):
+            return real
+    except OSError:
+        pass
+    real = os.path.realpath(path)
+    try:
+        now = os.stat(real)
+    except OSError:
+        return None
+    return real if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) else None
+
+
+@contextlib.contextmanager
+def _open_picture(path: str | os.PathLike[str], roots: tuple[str, ...] | None) -> Iterator[io.BufferedReader]:
+    """The picture's file, open for reading, checked on its descriptor: a regular file, non-empty, not
+    over ``MAX_FILE_BYTES``, and (for a found picture) really inside ``roots``."""
+    try:  # looked at first: a device is never opened
+        pre = os.stat(path)
+    except FileNotFoundError:
+        raise ImageError(path, "file not found") from None
+    except OSError as exc:
+        raise ImageError(path, f"cannot read file ({exc.strerror or exc})") from None
+    _check_kind(path, pre)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise ImageError(path, "file not found") from None
+    except PermissionError:
+        raise ImageError(path, "permission denied") from None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ImageError(path, "not a regular file (a socket)") from None
+        raise ImageError(path, f"cannot read file ({exc.strerror or exc})") from None
+    with open(fd, "rb", closefd=True) as fh:
+        st = os.fstat(fd)
+        _check_kind(path, st)
+        if roots is not None:
+            real = _real_place(fd, path, st)
+            if real is None or not inside(real, roots):
+                raise ImageError(path, OUTSIDE)
+        if st.st_size == 0:
+            raise ImageError(path, "empty file (0 bytes)")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ImageError(path, f"file too large ({st.st_size / 2**20:.0f} MiB)")
+        yield fh
+
+
+def _check_kind(path: str | os.PathLike[str], st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise ImageError(path, "is a folder, not an image")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        raise ImageError(path, f"not a regular file ({kind})")
 
 
 def is_image_path(path: str | os.PathLike[str]) -> bool:
@@ -79,6 +186,7 @@ def load_image(
     *,
     max_pixels: int = MAX_PIXELS,
     draft_size: tuple[int, int] | None = None,
+    within: Iterable[str | os.PathLike[str]] | None = None,
 ) -> Image.Image:
     """Open ``path`` as an upright RGB image or raise ``ImageError``.
 
@@ -86,26 +194,22 @@ def load_image(
     images larger than ``max_pixels`` are refused before their pixels are decoded.
     ``draft_size`` lets JPEG decode at a reduced scale when only a small image is needed; the
     picture's real upright size is then in ``info["original_size"]`` (see ``original_size``).
+    ``within``: folders the file must really be inside, links resolved (a ``FoundPath`` brings its own).
     """
-    p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise ImageError(path, "file not found") from None
-    except OSError as exc:
-        raise ImageError(path, f"cannot read file ({exc.strerror or exc})") from None
-    if p.is_dir():
-        raise ImageError(path, "is a folder, not an image")
-    if st.st_size == 0:
-        raise ImageError(path, "empty file (0 bytes)")
-    if st.st_size > MAX_FILE_BYTES:
-        raise ImageError(path, f"file too large ({st.st_size / 2**20:.0f} MiB)")
-    if _is_heif(p):
+    roots = roots_of(path) if within is None else tuple(os.path.realpath(r) for r in within)
+    with _open_picture(path, roots) as fh:
+        return _decode(path, fh, max_pixels, draft_size)
+
+
+def _decode(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int,
+            draft_size: tuple[int, int] | None) -> Image.Image:
+    head = os.pread(fh.fileno(), 12, 0) if hasattr(os, "pread") else _head(fh, 12)
+    if head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS:
         _register_heif()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            img = Image.open(p)
+            img = Image.open(fh)
             w, h = img.size
             if w <= 0 or h <= 0:
                 raise ImageError(path, f"invalid image size {w}x{h}")
@@ -131,8 +235,8 @@ def load_image(
     except PermissionError:
         raise ImageError(path, "permission denied") from None
     except UnidentifiedImageError:
-        if _is_tiff(p):
-            return _plain_tiff(p, max_pixels)
+        if head[:4] in (b"II*\0", b"MM\0*"):
+            return _plain_tiff(path, fh, max_pixels)
         raise ImageError(path, "not an image, or a format Pillow cannot read") from None
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         limit = f"{max_pixels / 1e6:.0f} Mpx"
@@ -144,13 +248,11 @@ def load_image(
         raise ImageError(path, f"cannot decode image ({msg})") from None
 
 
-def _is_heif(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(12)
-    except OSError:
-        return False
-    return head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS
+def _head(fh: io.BufferedReader, n: int) -> bytes:
+    fh.seek(0)
+    head = fh.read(n)
+    fh.seek(0)
+    return head
 
 
 def _register_heif() -> None:
@@ -166,33 +268,25 @@ def _register_heif() -> None:
     _heif_registered = True
 
 
-def _is_tiff(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) in (b"II*\0", b"MM\0*")
-    except OSError:
-        return False
-
-
-def _plain_tiff(path: Path, max_pixels: int) -> Image.Image:
+def _plain_tiff(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int) -> Image.Image:
     """The first page of an uncompressed TIFF whose samples Pillow has no mode for, as RGB."""
     from PIL.TiffImagePlugin import ImageFileDirectory_v2
 
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-            first, pages, offset, seen = None, 0, ImageFileDirectory_v2(head).next, set()
-            while offset and offset not in seen and pages < MAX_TIFF_PAGES:
-                seen.add(offset)
-                fh.seek(offset)
-                ifd = ImageFileDirectory_v2(head)
-                ifd.load(fh)
-                first = first or dict(ifd)
-                pages += 1
-                offset = ifd.next
-            if first is None:
-                raise ImageError(path, "cannot decode image (a TIFF without pages)")
-            arr = _tiff_samples(path, fh, first, "<" if head[:2] == b"II" else ">", max_pixels)
+        fh.seek(0)
+        head = fh.read(8)
+        first, pages, offset, seen = None, 0, ImageFileDirectory_v2(head).next, set()
+        while offset and offset not in seen and pages < MAX_TIFF_PAGES:
+            seen.add(offset)
+            fh.seek(offset)
+            ifd = ImageFileDirectory_v2(head)
+            ifd.load(fh)
+            first = first or dict(ifd)
+            pages += 1
+            offset = ifd.next
+        if first is None:
+            raise ImageError(path, "cannot decode image (a TIFF without pages)")
+        arr = _tiff_samples(path, fh, first, "<" if head[:2] == b"II" else ">", max_pixels)
     except ImageError:
         raise
     except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, SyntaxError) as exc:
@@ -205,7 +299,7 @@ def _plain_tiff(path: Path, max_pixels: int) -> Image.Image:
     return img
 
 
-def _tiff_samples(path: Path, fh, tags: dict, order: str, max_pixels: int) -> np.ndarray:
+def _tiff_samples(path: str | os.PathLike[str], fh, tags: dict, order: str, max_pixels: int) -> np.ndarray:
     """One page's pixels, 8-bit, as an (h, w) or (h, w, 3) array."""
     w, h = int(tags[256]), int(tags[257])
     if w <= 0 or h <= 0:

@@ -1,7 +1,12 @@
 """Writing next to a person's files without ever losing theirs.
 
 * ``atomic_write``: a temporary file in the same folder, then one rename: readers see the old
-  file or the new one, never half; the new file's mode follows the umask (like any program's).
+  file or the new one, never half; a new file's mode follows the umask (like any program's), a
+  replacement keeps the mode of the file it replaces, or a private one's (0600) where that file was
+  someone else's (``private_or_like``).
+* reading what others may have put there (``open_regular``, ``read_limited``): from one descriptor,
+  opened without following a link and without waiting on a FIFO, judged on the descriptor (a
+  regular file, of at most the size its kind may have), never on the path a moment before.
 * ``folder_lock``: CapDesk processes writing in one folder take turns (``flock`` on the folder).
 * ``swap_in``: the rename that replaces a file, done so that what it displaced can be checked:
   on Linux ``renameat2(RENAME_EXCHANGE)`` swaps the two names in one step, so the file that was
@@ -57,21 +62,122 @@ _swept: set[str] = set()
 _swept_lock = threading.Lock()
 
 
-def snapshot(path: Path) -> str | None:
-    """What is at ``path`` now: None (nothing), 'not-a-file:<kind>', or the sha256 of its bytes."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO's open returns at once instead of waiting for a writer
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_KINDS = {stat.S_IFLNK: "a link", stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}
+
+
+class RefusedFile(OSError):
+    """A file CapDesk will not read: a link where none is followed, not a regular file, or larger than its
+    kind allows. ``kind``: "link", "not-a-file" or "too-large"; ``str()`` and ``strerror`` say why in words."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str, why: str) -> None:
+        super().__init__(errno.ELOOP if kind == "link" else errno.EFBIG if kind == "too-large" else errno.EINVAL,
+                         why, os.fspath(path))
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def _refuse_kind(path: str | os.PathLike[str], st: os.stat_result) -> RefusedFile:
+    what = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+    if stat.S_ISLNK(st.st_mode):
+        return RefusedFile(path, "link", "a link, not followed")
+    return RefusedFile(path, "not-a-file", f"not a regular file ({what})")
+
+
+def open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> tuple[int, os.stat_result]:
+    """A descriptor open for reading on the regular file at ``path``, and its ``fstat``.
+
+    Unless ``follow``, a link there is refused rather than followed (``O_NOFOLLOW``). A FIFO never
+    holds the open up (``O_NONBLOCK``), and whatever the path showed a moment before, the kind is
+    judged on the descriptor itself: what is read is what was checked. Raises ``RefusedFile`` for
+    anything but a regular file (a folder, a FIFO, a socket, a device), ``OSError`` as ``open`` does."""
+    try:  # looked at first, so that a device is never opened at all
+        pre = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        pre = None  # the open below says why
+    if pre is not None and not stat.S_ISREG(pre.st_mode):
+        raise _refuse_kind(path, pre)
     try:
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            st = os.stat(path)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) and not follow and os.path.islink(path):
+            raise RefusedFile(path, "link", "a link, not followed") from None
+        if exc.errno == errno.ENXIO:  # a socket swapped in since the look
+            raise RefusedFile(path, "not-a-file", "not a regular file (a socket)") from None
+        raise
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return f"not-a-file:{stat.S_IFMT(st.st_mode)}"
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:  # in chunks: a huge file where a sidecar goes must not fill memory
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+            raise _refuse_kind(path, st)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def _too_large(path: str | os.PathLike[str], size: int, limit: int) -> RefusedFile:
+    return RefusedFile(path, "too-large", f"larger than {_amount(limit)} ({_amount(size)})")
+
+
+def _amount(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.0f} GiB"
+    return f"{n / (1 << 20):.0f} MiB" if n >= 1 << 20 else f"{max(1, n // 1024)} KiB"
+
+
+def read_limited(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at ``path`` and its ``fstat``, read from one descriptor
+    (``open_regular``); ``RefusedFile`` when it holds more than ``limit`` bytes, even one that grows
+    while it is read: never more than ``limit`` + 1 bytes are read."""
+    fd, st = open_regular(path, follow=follow)
+    with os.fdopen(fd, "rb") as fh:
+        if st.st_size > limit:
+            raise _too_large(path, st.st_size, limit)
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise _too_large(path, len(raw), limit)
+    return raw, st
+
+
+def private_or_like(st: os.stat_result | None) -> int | None:
+    """The mode a new file standing for the one ``st`` describes gets: that file's, when it is the user's
+    own; a new private file's (0600) when it is someone else's, so that nothing the user writes in a
+    shared folder becomes readable to others through another person's mode; None (the umask) without one."""
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return None
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return 0o600
+    return stat.S_IMODE(st.st_mode)
+
+
+def snapshot(path: Path, limit: int | None = None) -> str | None:
+    """What is at ``path`` now: None (nothing), 'not-a-file:<kind>' (a link, which is not followed, a
+    folder, a FIFO...), 'too-large:<bytes>' (over ``limit``, not read), or the sha256 of its bytes,
+    read in chunks from the descriptor whose kind was checked."""
+    try:
+        fd, st = open_regular(path)
     except FileNotFoundError:
         return None
+    except RefusedFile as exc:
+        if exc.kind == "link":
+            return "not-a-file:link"
+        return f"not-a-file:{exc.strerror}"
+    with os.fdopen(fd, "rb") as fh:
+        if limit is not None and st.st_size > limit:
+            return f"too-large:{st.st_size}"
+        h = hashlib.sha256()
+        seen = 0
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            seen += len(chunk)
+            if limit is not None and seen > limit:  # grown since the fstat
+                return f"too-large:{seen}"
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def temp_name(name: str, pid: int, token: str) -> str:
@@ -180,7 +286,8 @@ def sweep_stale_temps(folder: Path) -> list[Path]:
 
 
 def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
-    """A new hidden file beside ``path`` holding ``data``, flushed to disk; mode from ``like`` or the umask."""
+    """A new hidden file beside ``path`` holding ``data``, flushed to disk; its mode ``like``'s (see
+    ``private_or_like``: 0600 when that file is someone else's), or the umask's."""
     path = Path(path)
     sweep_stale_temps(path.parent)
     for _ in range(100):
@@ -194,14 +301,19 @@ def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
     else:
         raise FileExistsError(f"{path.parent}: cannot create a temporary file")
     try:
+        mode = None
+        if like is not None:
+            with contextlib.suppress(OSError):
+                mode = private_or_like(os.stat(like))
         with os.fdopen(fd, "wb") as fh:
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)  # before a byte is written: never readable by more than it should
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if like is not None:
+        if mode is not None and not hasattr(os, "fchmod"):
             with contextlib.suppress(OSError):
-                if os.path.isfile(like):
-                    shutil.copymode(like, tmp)
+                os.chmod(tmp, mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

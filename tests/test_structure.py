@@ -35,7 +35,6 @@ MAX_COMPLEXITY = 15
 MAX_COMPLEXITY_CLI = 10
 MAX_COMMAND_LINES = 40
 OVER_THE_CAP = {
-    "capdesk/imageio.py:load_image",  # one pass of checks a file must clear, each with its own message
     "capdesk/model/manifest.py:validate",  # one check a manifest field, each with its own message
     "training/train.py:train",  # the training loop with its resume, early stop and checkpoints
     "training/scst.py:train_scst",  # the same for self-critical training

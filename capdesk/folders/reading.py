@@ -3,6 +3,13 @@
 ``expand_paths`` turns the paths a user named (files and folders) into picture files;
 ``load_in_batches`` decodes them in two threads while the model describes the chunk before; and
 ``describe_paths`` puts the two beside a ``Describer``: one ``Described`` per path, in order.
+
+A folder may be one others can write (a team share, /tmp). A link found in it is followed only where
+it stays inside the folders given: one leading elsewhere (``leak.png -> ~/private/bank.png``) is named
+with its reason and never described, so the text read in a private picture is never written beside the
+link. A file named itself is the user's choice and is opened as given. The listing's verdict is made
+again on the descriptor the picture is decoded from (``capdesk.imageio.FoundPath``), so a file swapped
+for a link after the listing is refused too.
 """
 
 from __future__ import annotations
@@ -16,14 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from capdesk.describe.describer import Described, Describer
-from capdesk.imageio import ImageError, is_image_path
+from capdesk.imageio import OUTSIDE, FoundPath, ImageError, inside, is_image_path, roots_of
 
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = False) -> Iterator[tuple[str, str | None]]:
-    """Each file named, and the images inside each folder named; (path, error or None)."""
-    for raw in paths:
+    """Each file named, and the images inside each folder named; (path, error or None). A picture found in
+    a folder comes as a ``FoundPath`` carrying the folders named; one that is a link leading outside them
+    comes with its error instead (see the module's notes)."""
+    named = [(raw, os.path.isdir(raw)) for raw in paths]
+    roots = tuple(dict.fromkeys(os.path.realpath(raw) for raw, folder in named if folder))
+    for raw, folder in named:
         p = Path(raw)
-        if p.is_dir():
+        given = roots_of(raw)  # a picture handed on by a folder watcher: bound to the folders watched
+        if given is not None and not folder:
+            yield _found(str(p), given)
+        elif folder:
             found: list[str] = []
             errors: list[OSError] = []
             # os.walk with followlinks=False: a symlink loop can never trap the walk.
@@ -33,9 +47,16 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]], recursive: bool = Fals
                              if not f.startswith(".") and is_image_path(f))
             for err in errors:
                 yield str(err.filename), f"cannot list folder ({err.strerror or err})"
-            yield from ((f, None) for f in sorted(found))
+            yield from (_found(f, given or roots) for f in sorted(found))
         else:
             yield str(p), None
+
+
+def _found(path: str, roots: tuple[str, ...]) -> tuple[str, str | None]:
+    """(the picture, None), or (it, why) when it is a link leading outside ``roots``."""
+    if os.path.islink(path) and not inside(os.path.realpath(path), roots):
+        return path, OUTSIDE
+    return FoundPath(path, roots), None
 
 
 def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Callable[[str], Any], batch_size: int
@@ -45,7 +66,8 @@ def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Callable[[str
 
     At most two chunks are decoded ahead of the caller: a 1,000-photo batch holds as many decoded
     pictures in memory as an 8-photo one, however slow the model is beside the decoding."""
-    paths = [str(p) for p in paths]
+    # A found picture keeps the folders it must stay inside (``FoundPath``), checked as it is opened.
+    paths = [p if isinstance(p, FoundPath) else _as_found(p) for p in paths]
 
     def safe(p: str):
         try:
@@ -74,6 +96,11 @@ def load_in_batches(paths: Iterable[str | os.PathLike[str]], load: Callable[[str
                 chunk = []
         if chunk:
             yield chunk
+
+
+def _as_found(p: str | os.PathLike[str]) -> str:
+    roots = roots_of(p)
+    return FoundPath(p, roots) if roots is not None else os.fspath(p)
 
 
 def describe_paths(describer: Describer, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,

@@ -13,6 +13,11 @@ returns, as ``capdesk watch`` does; later by one that hands the work on, as the 
 moved to the new name, or removed when the new name has a sidecar already (a person's file there
 is never touched). The new name is not captioned again when the batch that held the old one
 described it: no orphans, and one caption.
+
+A watched folder may be one others can write. Each picture is handed on as a ``WatchedPath``, which
+carries the folders watched: a link leading outside them is refused as the picture is opened (here,
+and again when the handler reads it), so a link planted there never gets a private picture described.
+It is handed on at once, for its row to say so, instead of being waited for.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from capdesk.describe.alttext import AltText
-from capdesk.imageio import ImageError, is_image_path, load_image
+from capdesk.imageio import OUTSIDE, ImageError, is_image_path, load_image
 from capdesk.sidecars.ledger import LedgerError
 from capdesk.sidecars.writer import SidecarWriter, image_signature
 from capdesk.status import Ownership
@@ -61,6 +66,19 @@ class _Rename:
     sidecars: list[tuple[Path, Path]]  # (under the old name, under the new), each format
 
 
+class WatchedPath(type(Path())):  # type: ignore[misc]  (Path itself cannot be subclassed before 3.12)
+    """A picture seen in a watched folder, carrying the folders watched (``roots``, resolved): readers
+    that honour it (``capdesk.folders.reading``, ``capdesk.imageio.load_image``) open it only there."""
+
+    roots: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, path: Path, roots: tuple[str, ...]) -> WatchedPath:
+        p = cls(path)
+        p.roots = roots
+        return p
+
+
 def _sig_text(sig: tuple[int, int]) -> str:
     return f"{sig[0]}:{sig[1]}"  # as ``image_signature`` writes it
 
@@ -81,6 +99,7 @@ class FolderWatcher:
         for f in self.folders:
             if not f.is_dir():
                 raise NotADirectoryError(f"{f}: not a folder")
+        self._roots = tuple(dict.fromkeys(os.path.realpath(f) for f in self.folders))
         self.on_images = on_images
         self.recursive = recursive
         self.settle, self.poll, self.give_up = settle, poll, give_up
@@ -247,9 +266,10 @@ class FolderWatcher:
             if now - pend.changed < self.settle:
                 continue
             try:
-                load_image(p)
+                load_image(p, within=self._roots)
             except ImageError as exc:
-                if now - pend.changed < self.give_up:
+                # A link leading out never becomes readable by waiting: its row says why at once.
+                if exc.reason != OUTSIDE and now - pend.changed < self.give_up:
                     if self.on_waiting:
                         self.on_waiting(p, exc.reason)
                     continue  # still being written, most likely: look again later
@@ -259,7 +279,7 @@ class FolderWatcher:
                     self._done[p] = sig
                     self._in_flight += 1  # counted before it leaves _pending's count, so pending() never dips early
                     self._handling.add(p)
-                    ready.append(p)
+                    ready.append(WatchedPath.of(p, self._roots))
         return sorted(ready)
 
     # -- control ---------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """User settings, kept as JSON in the platform's config folder (no Qt here: the CLI reads them too).
 
 Nothing in the settings file can stop the app from starting. A file that cannot be read at
-all (not JSON, nested too deep, too large, not an object) is reported, set aside as
-``settings.json.corrupt`` (so nothing the user had is lost) and replaced by defaults. A file
+all (not JSON, nested too deep, too large, not an object, not a regular file) is reported, set aside
+as ``settings.json.corrupt`` (so nothing the user had is lost) and replaced by defaults. It is opened
+without waiting (a FIFO there would hold the service and the window up before they start, deaf to
+SIGTERM) and judged on the descriptor: only a regular file is read, and at most
+``limits.SETTINGS_MAX_BYTES`` of it. A file
 that reads but holds a bad value (a beam of 5000, a sidecar format ``exe``, a naming of
 ``../../x``) keeps its good values: each bad one is reported and replaced by its default,
 checked against the ranges in ``capdesk.limits``.
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from capdesk import limits
+from capdesk.safe_files import RefusedFile, open_regular
 from capdesk.sidecars import formats
 from capdesk.sidecars.writer import SidecarOptions, atomic_write
 
@@ -67,7 +71,8 @@ class Settings:
                 return cls(), None
             data = _read_json(p)
         except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
+            reason = ("nested too deeply" if isinstance(exc, RecursionError) else
+                      exc.strerror if isinstance(exc, RefusedFile) else str(exc).splitlines()[0])
             return cls(), f"{p}: settings could not be read ({reason}); using defaults " \
                           f"(old file kept as {_set_aside(p)})"
         kw, bad = validate(data)
@@ -89,7 +94,8 @@ class Settings:
 
 
 def _read_json(p: Path) -> dict:
-    with open(p, "rb") as fh:
+    fd, _ = open_regular(p, follow=True)  # the user's own config: a link there (dotfiles) is theirs
+    with os.fdopen(fd, "rb") as fh:
         raw = fh.read(limits.SETTINGS_MAX_BYTES + 1)
     if len(raw) > limits.SETTINGS_MAX_BYTES:
         raise ValueError(f"larger than {limits.SETTINGS_MAX_BYTES // 1024} KiB")

@@ -11,6 +11,12 @@ Rules that protect what users have:
 * the ledger hears of a write before its rename and is told after, so a crash between the two
   still leaves the sidecar recognised as CapDesk's;
 * a folder (or anything not a file) where a sidecar should go is an error, even with overwrite;
+  so is a link: it is never followed, since in a folder others can write it may lead to any file
+  of the user's, which would then be read and kept beside the picture for them to read;
+* a sidecar is read from one descriptor, opened without following a link, and never more than
+  ``SIDECAR_MAX_BYTES``: a larger file where a sidecar goes is kept as it is and said to be;
+* a file written in place of someone else's, and the copy of someone else's damaged sidecar, are
+  private to the user (0600); the user's own keep their mode;
 * two images that would share a stem-named sidecar (``photo.jpg``, ``photo.png`` -> ``photo.txt``)
   get extension-named ones instead (``photo.jpg.txt``), and the outcome says so;
 * an existing XMP sidecar is updated in place: every other property it holds is kept;
@@ -31,15 +37,17 @@ from pathlib import Path
 
 from capdesk.describe.alttext import AltText
 from capdesk.imageio import IMAGE_SUFFIXES
-from capdesk.safe_files import atomic_write, folder_lock, snapshot, swap_in, write_temp
+from capdesk.safe_files import RefusedFile, atomic_write, folder_lock, read_limited, snapshot, swap_in, write_temp
 from capdesk.sidecars import formats as registry
 from capdesk.sidecars import xmp
+from capdesk.sidecars.formats import SIDECAR_MAX_BYTES
 from capdesk.sidecars.ledger import Ledger, LedgerError
 from capdesk.sidecars.xmp import NS, read_alt_text, read_ext_descr, render_xmp  # noqa: F401  (part of this module's API)
 from capdesk.status import Ownership, SidecarState, WriteStatus
 
-__all__ = ["AltText", "SidecarError", "SidecarOptions", "SidecarWriter", "WriteOutcome", "atomic_write",
-           "embed_in_image", "image_signature", "read_alt_text", "read_ext_descr", "render_xmp", "sidecar_path"]
+__all__ = ["SIDECAR_MAX_BYTES", "AltText", "SidecarError", "SidecarOptions", "SidecarWriter", "WriteOutcome",
+           "atomic_write", "embed_in_image", "image_signature", "read_alt_text", "read_ext_descr", "render_xmp",
+           "sidecar_path"]
 
 
 class SidecarError(Exception):
@@ -91,6 +99,28 @@ def sha256_text(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _look(sidecar: Path) -> str | None:
+    """``snapshot`` of a sidecar's place: a link there is not followed, a huge file not read."""
+    return snapshot(sidecar, SIDECAR_MAX_BYTES)
+
+
+_LINK = "not-a-file:link"
+_TOO_LARGE = "too-large:"
+
+
+def _blocked(snap: str) -> str:
+    """Why nothing is written where the sidecar goes (``snap``: what ``_look`` saw there)."""
+    if snap == _LINK:
+        return ("a link is where the sidecar goes, and CapDesk does not follow it (it may lead to any file); "
+                "move it away (--overwrite never replaces it)")
+    if snap.startswith(_TOO_LARGE):
+        size = int(snap[len(_TOO_LARGE):])
+        return (f"a file of {size / (1 << 20):.0f} MiB is where the sidecar goes, too large to be one (at most "
+                f"{SIDECAR_MAX_BYTES >> 20} MiB is read): it is kept as it is, unread; move it away "
+                "(--overwrite never replaces it)")
+    return "a folder (or other non-file) is where the sidecar goes; move it away (--overwrite never replaces it)"
+
+
 def stem_siblings(image: Path) -> list[Path]:
     """Other images in the folder with the same stem (``photo.png`` beside ``photo.jpg``)."""
     image = Path(image)
@@ -121,6 +151,10 @@ class WriteOutcome:
     action: WriteStatus
     reason: str = ""
     note: str = ""  # something done differently from what was asked, said to the user
+
+
+def _persons(rec: dict | None) -> bool:
+    return rec is not None and rec.get("source") == "human"
 
 
 class SidecarWriter:
@@ -156,14 +190,14 @@ class SidecarWriter:
     def ownership(self, sidecar: Path) -> Ownership:
         """Whose words ``sidecar`` holds (see ``Ownership``)."""
         try:
-            return self._ownership_of(sidecar, snapshot(sidecar))
+            return self._ownership_of(sidecar, _look(sidecar))
         except (OSError, LedgerError):
             return Ownership.FOREIGN  # unknown is treated as a person's: never overwritten
 
     def _ownership_of(self, sidecar: Path, snap: str | None) -> Ownership:
         if snap is None:
             return Ownership.ABSENT
-        if snap.startswith("not-a-file"):
+        if snap.startswith(("not-a-file", _TOO_LARGE)):  # (a huge file is never one CapDesk wrote)
             return Ownership.BLOCKED
         rec = self.ledger.get(sidecar)
         if rec is not None and rec["sha256"] == snap:
@@ -181,7 +215,7 @@ class SidecarWriter:
         sig = image_signature(image)
         try:
             for p in self.paths(image).values():
-                own = self._ownership_of(p, snapshot(p))
+                own = self._ownership_of(p, _look(p))
                 if own in (Ownership.ABSENT, Ownership.BLOCKED):
                     return False  # a blocked path is written (and fails) so that it is reported
                 if own is Ownership.OURS and self.ledger.get(p)["image"] != sig:
@@ -246,11 +280,13 @@ class SidecarWriter:
                    flag: tuple[bool | None, str | None] = (None, None)) -> WriteOutcome:
         review, reason = flag
         with folder_lock(p.parent):
-            before = snapshot(p)
+            before = _look(p)
             own = self._ownership_of(p, before)
             if own is Ownership.BLOCKED:
-                return WriteOutcome(p, WriteStatus.FAILED, "a folder (or other non-file) is where the sidecar goes; "
-                                                 "move it away (--overwrite never replaces it)")
+                return WriteOutcome(p, WriteStatus.FAILED, _blocked(before or ""))
+            if own is Ownership.OURS and alt.source != "human" and not overwrite and _persons(self.ledger.get(p)):
+                # A person's words that CapDesk saved for them (Ctrl+S) are theirs, as if written by hand.
+                return WriteOutcome(p, WriteStatus.KEPT, "holds alt text a person saved; use --overwrite to replace it")
             kind = registry.get(fmt)
             aside: Path | None = None  # where a damaged sidecar was kept
             existing, damage = None, None
@@ -260,13 +296,16 @@ class SidecarWriter:
                                                   "use --overwrite to replace it")
             else:
                 if own is not Ownership.ABSENT:
-                    raw = p.read_bytes()
-                    if sha256_text(raw) != before:
+                    try:  # the bytes come from a descriptor opened without following a link
+                        raw, st = read_limited(p, SIDECAR_MAX_BYTES)
+                    except RefusedFile:  # a link or a huge file put there since the look above
+                        raw, st = None, None
+                    if raw is None or sha256_text(raw) != before:
                         return WriteOutcome(p, WriteStatus.KEPT, "was changed while CapDesk was writing it; "
                                                                  "that version is kept")
                     existing, damage = kind.check(raw)
                     if damage:  # kept aside, and written anew: never a failure on every later run
-                        aside = xmp.set_aside(p, raw)
+                        aside = xmp.set_aside(p, raw, st)
                 current = kind.read(p) if existing is not None else None
                 rec = self.ledger.get(p)
                 # Other tools may add properties to the file; what matters is whose alt text it holds.

@@ -18,13 +18,14 @@ import dataclasses
 import io
 import os
 import re
-import shutil
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from capdesk import __version__
 from capdesk.describe.alttext import AltText
+from capdesk.safe_files import private_or_like
+from capdesk.sidecars.formats.base import read_sidecar
 
 NS = {
     "x": "adobe:ns:meta/",
@@ -76,10 +77,16 @@ def read_existing(raw: bytes) -> tuple[str | None, str | None]:
     return text, None
 
 
-def set_aside(path: Path, raw: bytes) -> Path:
+def set_aside(path: Path, raw: bytes, st: os.stat_result | None = None) -> Path:
     """A copy of ``raw`` (the damaged sidecar's bytes) as ``NAME.damaged-STAMP`` beside it, never over
-    another file, with the sidecar's mode: what a person may want back is kept."""
+    another file: what a person may want back is kept. ``st``: the sidecar's ``fstat`` as it was read.
+    The copy has the sidecar's mode when the sidecar is the user's own, and a private file's (0600) when
+    it is someone else's: the copy is the user's, and must not show their bytes to more people."""
     path = Path(path)
+    if st is None:
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+    mode = private_or_like(st)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     for n in range(100):
         aside = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n else ""))
@@ -89,11 +96,11 @@ def set_aside(path: Path, raw: bytes) -> Path:
             continue
         try:
             with os.fdopen(fd, "wb") as fh:
+                if mode is not None and hasattr(os, "fchmod"):
+                    os.fchmod(fh.fileno(), mode)
                 fh.write(raw)
                 fh.flush()
                 os.fsync(fh.fileno())
-            with contextlib.suppress(OSError):
-                shutil.copymode(path, aside)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(aside)
@@ -254,7 +261,7 @@ def read_review(xmp_path: Path) -> tuple[bool | None, str | None]:
     """(``capdesk:NeedsReview``, ``capdesk:ReviewReason``) of an XMP sidecar; (None, None) when it has
     no review flag (written by another tool, or by a CapDesk from before the flag)."""
     try:
-        root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
+        root = _parse_xmp(read_sidecar(Path(xmp_path)).decode("utf-8"))
     except (OSError, ValueError, ET.ParseError):
         return None, None
     for desc in root.iter(_q("rdf", "Description")):
@@ -275,7 +282,7 @@ def _get_simple(desc: ET.Element, prefix: str, local: str) -> str | None:
 def read_iptc(xmp_path: Path, local: str) -> str | None:
     """The ``x-default`` entry of the IPTC Core Lang Alt property ``local``, or None."""
     try:
-        root = _parse_xmp(Path(xmp_path).read_text(encoding="utf-8"))
+        root = _parse_xmp(read_sidecar(Path(xmp_path)).decode("utf-8"))
     except (OSError, ValueError, ET.ParseError):
         return None
     for desc in root.iter(_q("rdf", "Description")):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capdesk.sidecars.formats.base import NAMINGS, Request, SidecarFormat
+from capdesk.sidecars.formats.base import NAMINGS, SIDECAR_MAX_BYTES, Request, SidecarFormat, read_sidecar
 from capdesk.sidecars.formats.text_file import TextSidecar
 from capdesk.sidecars.formats.xmp_file import XmpSidecar
 
-__all__ = ["FALLBACK", "NAMINGS", "Request", "SidecarFormat", "defaults", "for_file", "get", "known", "names",
-           "read_back", "register", "unregister"]
+__all__ = ["FALLBACK", "NAMINGS", "SIDECAR_MAX_BYTES", "Request", "SidecarFormat", "defaults", "for_file", "get",
+           "known", "names", "read_back", "read_sidecar", "register", "unregister"]
 
 _REGISTERED: dict[str, SidecarFormat] = {}
 

@@ -10,13 +10,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from capdesk.limits import SIDECAR_NAMINGS
+from capdesk.safe_files import read_limited
 
 if TYPE_CHECKING:  # the command line reads the registry at every start: only what it needs is loaded
     from capdesk.describe.alttext import AltText
 
 # "ext": photo.jpg.txt (two pictures never share it); "stem": photo.txt.
 NAMINGS: tuple[str, ...] = SIDECAR_NAMINGS
+# The most a sidecar file is read of: alt text is a few hundred bytes and an XMP packet with every other
+# tool's properties a few kilobytes; a larger file where a sidecar goes is kept as it is, never read whole.
+SIDECAR_MAX_BYTES = 4 << 20
 EXAMPLE_PICTURE = Path("photo.jpg")  # the picture the naming choices are shown with
+
+
+def read_sidecar(path: Path) -> bytes:
+    """A sidecar's bytes, read from one descriptor: a link is not followed (in a shared folder it may
+    lead to any file of the user's), a FIFO never waited on, a file over ``SIDECAR_MAX_BYTES`` not read
+    (``capdesk.safe_files.RefusedFile``, an OSError, says which)."""
+    return read_limited(path, SIDECAR_MAX_BYTES)[0]
 
 
 @dataclass(frozen=True)
@@ -83,7 +94,8 @@ class SidecarFormat(ABC):
     @abstractmethod
     def read(self, path: Path) -> str | None:
         """The alt text the file holds, or None when it holds none it can tell; OSError or
-        UnicodeDecodeError when it cannot be read at all."""
+        UnicodeDecodeError when it cannot be read at all (``read_sidecar``: a link, a FIFO or a file
+        over ``SIDECAR_MAX_BYTES`` is not read)."""
 
     def check(self, raw: bytes) -> tuple[str | None, str | None]:
         """For a format that merges: (the file's text, None) when it can be updated, (None, why) when it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capdesk.sidecars.formats.base import Request, SidecarFormat
+from capdesk.sidecars.formats.base import Request, SidecarFormat, read_sidecar
 
 
 class TextSidecar(SidecarFormat):
@@ -22,4 +22,4 @@ class TextSidecar(SidecarFormat):
         return (one_line(req.alt.text).strip() + "\n").encode("utf-8")
 
     def read(self, path: Path) -> str | None:
-        return Path(path).read_text(encoding="utf-8")
+        return read_sidecar(Path(path)).decode("utf-8")
