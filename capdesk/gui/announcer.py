@@ -197,6 +197,12 @@ class Announcer(QObject):
                     _silently(view.model(), QModelIndex(index), index.data(RESTING_ROLE) or "")
 
     # -- an item's own description ---------------------------------------------------------------
+    def describe_arriving(self, view: QAbstractItemView, index: QModelIndex, text: str) -> None:
+        """The description of the entry the focus is arriving at, set in the same turn as the focus moved:
+        the screen reader asks for it after this turn, so it reads this one, not the one it had."""
+        _silently(view.model(), index, text, RESTING_ROLE)
+        _silently(view.model(), index, text)
+
     def set_item_description(self, view: QAbstractItemView, index: QModelIndex, text: str) -> None:
         """Give a list entry its own description, read with the entry; never announced by itself.
 

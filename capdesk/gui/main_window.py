@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
         self.act_clipboard.setChecked(self.settings.clipboard)
         s.restart_watcher()
         QGuiApplication.clipboard().dataChanged.connect(self._on_clipboard)
+        self.pane.alt.installEventFilter(self)  # leaving the box keeps its words as the picture's draft
         if settings_problem:
             QTimer.singleShot(0, lambda: s.say(settings_problem))
 
@@ -186,6 +187,24 @@ class MainWindow(QMainWindow):
             self._draw_item(item, p)
         if p is self.session.current:
             self._draw_current(p)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QEvent.Type.FocusOut:
+            with contextlib.suppress(RuntimeError):  # the box loses the focus as the window is destroyed too
+                if watched is self.pane.alt and self.isVisible():
+                    self._left_alt_box(QApplication.focusWidget())
+        return False
+
+    def _left_alt_box(self, new) -> None:
+        """Leaving the Alt text box (Alt+I to the list, Tab): its words are kept as the picture's draft, so
+        that the list entry says "edited, not saved" with them, not the old status and text."""
+        p = self.session.current
+        if p is None or new is self.pane.alt:
+            return
+        self.session.set_draft(self.pane.alt.toPlainText())
+        item = self._item(p.key)
+        if new is self.list and item is not None and self.list.currentItem() is item:
+            self.announcer.describe_arriving(self.list, self.list.indexFromItem(item), p.draft or p.alt_text)
 
     def _on_current(self, p: Picture | None) -> None:
         item = self._item(p.key) if p is not None else None

@@ -110,6 +110,10 @@ class Session(Watching):
         if self.speaker is not None:
             self.speaker.close()
             self.speaker = None
+        # Work still running (a preview being read) finishes unheard: its listeners (a window) are gone.
+        for n in (self.pictures_reset, self.picture_added, self.picture_changed, self.current_changed,
+                  self.message, self.busy_changed):
+            n.clear()
 
     def _set_busy(self, delta: int) -> None:
         before = self._busy > 0

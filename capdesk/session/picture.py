@@ -113,6 +113,9 @@ class Notifier:
     def connect(self, fn: Callable[..., Any]) -> None:
         self._fns.append(fn)
 
+    def clear(self) -> None:
+        self._fns.clear()
+
     def emit(self, *args: Any) -> None:
         for fn in list(self._fns):
             fn(*args)

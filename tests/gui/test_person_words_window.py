@@ -47,3 +47,24 @@ def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp
     w.save_current()  # Ctrl+S with nothing edited
     assert w.statusBar().currentMessage() == "Nothing to save: the alt text is as it was saved"
     assert ((d / "chelsea.txt").read_bytes(), (d / "chelsea.png.xmp").read_bytes()) == saved
+
+
+def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, open_window, tmp_path):
+    """Typing in the Alt text box, then Alt+I (or Tab) to the list: the entry says "edited, not saved" and
+    holds the words typed, not the old status and text."""
+    d = tmp_path / "photos"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    w = open_window(focus=True)
+    w.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: w.session.current.described is not None, timeout=TIMEOUT)
+    w.pane.alt.setFocus()
+    qtbot.waitUntil(lambda: w.pane.alt.hasFocus(), timeout=5000)
+    w.pane.alt.setPlainText("A tabby on the rug, looking up.")
+    w.list.setFocus()
+    qtbot.waitUntil(lambda: w.list.hasFocus(), timeout=5000)
+    item = w.list.currentItem()
+    assert item.text().startswith("chelsea.png, edited, not saved")
+    from PySide6.QtCore import Qt
+
+    assert item.data(Qt.ItemDataRole.AccessibleDescriptionRole) == "A tabby on the rug, looking up."
