@@ -48,6 +48,7 @@ from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said wher
 )
 from capdesk.describe.describer import Described, Describer
 from capdesk.folders.reading import describe_paths
+from capdesk.imageio import FoundPath
 from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
@@ -202,7 +203,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     seen: set[str] = set()
     pending: list[tuple[_Page, Found, ImageRow, str]] = []
     docs: list[tuple[Doc, list[tuple]]] = []  # each document, with its (spot, row, key) to fill
-    files: dict[str, Path] = {}
+    files: dict[str, Path | FoundPath] = {}
     listed = list(find_pages(paths, recursive))
     roots = Roots([root for _, root, err in listed if not err] + list(allow_roots))
     for path, root, err in listed:
@@ -245,7 +246,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
 
 
 def _plan_document(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
-                   files: dict[str, Path]) -> tuple[Doc, list[tuple]]:
+                   files: dict[str, Path | FoundPath]) -> tuple[Doc, list[tuple]]:
     """A document scanned: its rows added to ``result``, its pictures to ``files``; the document, with
     the (spot, row, key) of each picture to fill."""
     doc = scan_document(path)
@@ -262,7 +263,7 @@ def _plan_document(path: Path, include_empty: bool, store: PictureStore, result:
 
 
 def _plan_page(page: _Page, root: Path, include_empty: bool, roots: Roots, result: AltFillResult,
-               files: dict[str, Path]) -> list[tuple[_Page, Found, ImageRow, str]]:
+               files: dict[str, Path | FoundPath]) -> list[tuple[_Page, Found, ImageRow, str]]:
     """A page's images: their rows added to ``result``, the pictures to describe to ``files``; the
     (page, image, row, key) of each to fill."""
     pending = []
@@ -271,13 +272,15 @@ def _plan_page(page: _Page, root: Path, include_empty: bool, roots: Roots, resul
         result.images.append(row)
         if file is not None:
             key = os.path.realpath(file)
-            # The real path is what is described: a link swapped after the check above changes nothing.
-            files.setdefault(key, Path(key))
+            # The real path is what is described, and it is checked again on the descriptor it is read
+            # from: a site folder swapped for a link to a private one while pictures are described is
+            # refused, not put into the page.
+            files.setdefault(key, FoundPath(key, roots.real))
             pending.append((page, f, row, key))
     return pending
 
 
-def _describe(describer: Describer, files: dict[str, Path], progress: ProgressFn | None,
+def _describe(describer: Describer, files: dict[str, Path | FoundPath], progress: ProgressFn | None,
               cancelled: Callable[[], bool], batch_size: int) -> dict[str, Described]:
     """Each distinct picture described once; cancellation is checked between batches."""
     keys = list(files)
@@ -289,7 +292,7 @@ def _describe(describer: Describer, files: dict[str, Path], progress: ProgressFn
         for key, d in zip(chunk, describe_paths(describer, [files[k] for k in chunk], batch_size=batch_size)):
             out[key] = d
             if progress:
-                progress(len(out), len(keys), files[key].name)
+                progress(len(out), len(keys), os.path.basename(files[key]))
     return out
 
 

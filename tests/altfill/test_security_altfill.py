@@ -345,3 +345,31 @@ def test_an_address_is_judged_by_its_text_first_then_by_its_real_path(layout, de
     assert (rows["../private/back.png"].status, rows["../private/back.png"].note) == (FillStatus.SKIPPED, OUTSIDE)
     assert rows["img/cup.png"].status == FillStatus.FILLED
     assert page.read_bytes().count(b"alt=") == 1
+
+
+def test_a_site_folder_swapped_for_a_link_while_pictures_are_described_puts_nothing_private_in(tmp_path,
+                                                                                             describer):
+    """The check that a picture lies in the site is made again as each picture is opened: a folder of the
+    site replaced by a link to a private folder halfway through the run gets nothing private described."""
+    site, private = tmp_path / "site", tmp_path / "private"
+    (site / "img").mkdir(parents=True)
+    private.mkdir()
+    names = [f"p{i}.png" for i in range(4)]
+    for n in names:
+        shutil.copy(SAMPLES / "coffee.png", site / "img" / n)
+        shutil.copy(SAMPLES / "chelsea.png", private / n)  # the same names, private pictures
+    page = site / "index.html"
+    page.write_text("<!doctype html><meta charset=utf-8>\n" + "\n".join(f'<img src="img/{n}">' for n in names),
+                    encoding="utf-8")
+
+    def swap(done: int, total: int, name: str) -> None:
+        if done == 1:  # after the first picture: the site's folder becomes a link to the private one
+            shutil.rmtree(site / "img")
+            os.symlink(private, site / "img")
+
+    result = run_alt_fill([site], describer, progress=swap, batch_size=1)
+    rows = {r.src: r for r in result.images}
+    assert rows["img/p0.png"].status is FillStatus.FILLED
+    for n in names[1:]:
+        assert rows[f"img/{n}"].status is not FillStatus.FILLED, (n, rows[f"img/{n}"])
+    assert "cat" not in page.read_text(encoding="utf-8").lower()
