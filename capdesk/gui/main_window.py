@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         self._action(f, "&Open folder…", self.choose_folder, QKeySequence.StandardKey.Open)
         self._action(f, "Open &images…", self.choose_images, "Ctrl+Shift+O")
         self._action(f, "&Batch export alt text…", self.open_batch_dialog, "Ctrl+B")
-        self._action(f, "&Fill alt text in web pages…", self.open_altfill_dialog, "Ctrl+Shift+A")
+        self._action(f, "&Fill alt text in pages and documents…", self.open_altfill_dialog, "Ctrl+Shift+A")
         f.addSeparator()
         self._action(f, "&Quit", self.close, "Ctrl+Q")
         c = mb.addMenu("&Caption")

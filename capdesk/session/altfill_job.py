@@ -50,7 +50,8 @@ class AltFillJob(FolderJob):
         return messages.altfill_milestone(done, total, said_at)
 
     def _outcome(self) -> str:
-        return messages.altfill_outcome(self.result.summary(), self.result.interrupted, self.dry_run, self.report)
+        return messages.altfill_outcome(messages.altfill_summary(self.result), self.result.interrupted, self.dry_run,
+                                        self.report)
 
     def _failed(self, error: str) -> str:
         return messages.altfill_failed(error)

@@ -245,27 +245,50 @@ def not_a_folder(folder: str) -> str:
     return f"{folder}: not a folder"
 
 
-# -- alt text in web pages -------------------------------------------------------------------
+# -- alt text in pages and documents ----------------------------------------------------------
 def altfill_started(folder: str, dry_run: bool = False) -> str:
-    return f"{'Previewing alt text for' if dry_run else 'Filling alt text in'} the web pages in {folder}"
+    return f"{'Previewing alt text for' if dry_run else 'Filling alt text in'} the pages and documents in {folder}"
 
 
 def altfill_milestone(done: int, total: int, previous: int) -> str | None:
     """A spoken progress line at each quarter of a long run (never for a short one, nor the end)."""
     if total < 8 or done >= total or done * 4 // total <= previous * 4 // total:
         return None
-    return f"Alt text for web pages: {done} of {total} pictures described"
+    return f"Alt text: {done} of {total} pictures described"
+
+
+def altfill_summary(result) -> str:
+    """What a run did, in words a listener can act on: web pages and documents counted apart, how many
+    alt texts were written and how many of those need a person's review, which documents now say that
+    every picture has alt text."""
+    pages = sum(1 for p in result.pages if p.kind == "page")
+    docs = len(result.pages) - pages
+    where = " and ".join(x for x in (plural(pages, "web page") if pages else "",
+                                     plural(docs, "document") if docs else "") if x) or "nothing to fill"
+    filled = [r for r in result.images if str(r.status) == "filled"]
+    review = sum(1 for r in filled if r.needs_review)
+    said = f"{where}: {plural(len(filled), 'alt text')} {'to write' if result.dry_run else 'written'}"
+    if review:
+        said += f", {review} {'needs' if review == 1 else 'need'} review"
+    failed = sum(1 for r in result.images if str(r.status) == "failed") + sum(
+        1 for p in result.pages if p.status == "failed")
+    if failed:
+        said += f", {failed} failed"
+    described = [Path(p.page).name for p in result.pages if p.kind != "page" and p.note]
+    if described:
+        said += f"; every picture now has alt text in {join_names(described)}"
+    return said
 
 
 def altfill_outcome(summary: str, interrupted: bool, dry_run: bool, report: str = "") -> str:
-    head = "Alt text preview" if dry_run else "Alt text in web pages"
+    head = "Alt text preview" if dry_run else "Alt text"
     head += " stopped" if interrupted else " finished"
     tail = f". Report: {Path(report).name} (Open report, Alt+P)" if report else ""
     return f"{head}: {summary}{tail}"
 
 
 def altfill_failed(error: str) -> str:
-    return f"Filling alt text in web pages failed: {error}"
+    return f"Filling alt text failed: {error}"
 
 
 ALTFILL_STOPPING = "Stopping after the pictures being described; what is described so far is written…"

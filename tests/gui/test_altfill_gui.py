@@ -24,7 +24,7 @@ def window(open_window):
 
 def test_file_menu_has_the_entry_with_a_key_of_its_own(window):
     actions = [a for m in window.menuBar().actions() for a in m.menu().actions() if not a.isSeparator()]
-    (entry,) = [a for a in actions if a.text().replace("&", "") == "Fill alt text in web pages…"]
+    (entry,) = [a for a in actions if a.text().replace("&", "") == "Fill alt text in pages and documents…"]
     assert entry in window.menuBar().actions()[0].menu().actions()  # the File menu
     assert entry.shortcut() == QKeySequence("Ctrl+Shift+A")
     keys = [a.shortcut().toString() for a in actions if not a.shortcut().isEmpty()]
@@ -70,7 +70,7 @@ def test_dialog_fills_a_site_with_progress_and_a_report(qtbot, window, tmp_path)
     assert sorted(p.name for p in site.iterdir()) == ["img", "index.html"]
     assert dlg.bar.value() == 1 and dlg.open_btn.isEnabled() and not dlg.cancel_btn.isEnabled()
     assert dlg.focusWidget() is dlg.open_btn  # where the outcome is read
-    assert dlg.status.text().startswith("Alt text in web pages finished: ")
+    assert dlg.status.text().startswith("Alt text finished: ")
     assert dlg.status.accessibleName() == f"Alt text status: {dlg.status.text()}"
     assert window.statusBar().currentMessage() == dlg.status.text()
 

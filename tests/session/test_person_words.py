@@ -142,3 +142,19 @@ def test_a_first_start_without_a_voice_or_player_shows_descriptions_and_no_speec
     s.speak("Read this.")  # asked: the reason is said
     _settle(s, runner, lambda: any("audio player" in m.text for m in said))
     s.close()
+
+
+def test_the_alt_fill_outcome_counts_documents_as_documents_and_says_what_needs_review():
+    from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
+    from capdesk.session import messages
+
+    result = AltFillResult(pages=[PageRow("/w/report.docx", "changed", kind="docx"),
+                                  PageRow("/w/book.epub", "changed", kind="epub", note="every picture has alt text")])
+    for review in (True, True, False):
+        row = ImageRow.__new__(ImageRow)
+        row.status, row.needs_review = FillStatus.FILLED, review
+        result.images.append(row)
+    said = messages.altfill_outcome(messages.altfill_summary(result), False, False)
+    assert said == ("Alt text finished: 2 documents: 3 alt texts written, 2 need review; every picture now has "
+                    "alt text in book.epub")
+    assert "page" not in said

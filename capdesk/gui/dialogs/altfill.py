@@ -20,7 +20,7 @@ class AltFillDialog(ReportJobDialog):
     """Choose a site folder and options; run with progress and cancel; open the report."""
 
     def __init__(self, window, folder: str = "") -> None:
-        super().__init__(window, "Fill alt text in web pages")
+        super().__init__(window, "Fill alt text in pages and documents")
         form = QFormLayout()
         intro = QLabel("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, "
                        "PowerPoint and OpenDocument files (or in the one file given) get the description of their "
