@@ -318,6 +318,15 @@ def teach_stopped(error: str) -> str:
     return f"Teaching stopped: {error}"
 
 
+# Said when the Teach dialog opens where training cannot run: once, short, and nothing "stopped" (nothing
+# started); the dialog's status line holds the commands that add it.
+TEACH_UNAVAILABLE = "Teaching is not available in this install: it needs PyTorch. The status line says how to add it."
+
+
+def teach_unavailable(why: str) -> str:
+    return f"Not available in this install: {why}"
+
+
 # -- attention -------------------------------------------------------------------------------
 def where(att: np.ndarray) -> str:
     """Where an attention grid looked most, in words: 'top left', 'centre', 'across the picture'."""

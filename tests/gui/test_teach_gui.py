@@ -43,8 +43,10 @@ def test_teach_dialog_says_training_is_missing_before_start(qtbot, monkeypatch, 
     dlg = dialogs.TeachDialog(w)
     qtbot.addWidget(dlg)
     assert not dlg.start_btn.isEnabled()
-    assert "training needs PyTorch (test)" in dlg.status.text()
-    assert any("training needs PyTorch (test)" in m.text for m in said)
+    assert dlg.status.text() == "Not available in this install: training needs PyTorch (test)"
+    # Said once, in a sentence: nothing "stopped" (nothing started), no pip commands read aloud.
+    spoken = [m.text for m in said]
+    assert spoken == [messages.TEACH_UNAVAILABLE] and "stopped" not in spoken[0] and "pip" not in spoken[0]
 
 
 class _Runner:

@@ -48,9 +48,9 @@ class TeachDialog(FolderJobDialog):
         # Said before anything starts: where training is not installed, Start would only fail later.
         self.unavailable = training_unavailable()
         if self.unavailable:
-            self.status.setText(messages.teach_stopped(self.unavailable))
+            self.status.setText(messages.teach_unavailable(self.unavailable))
             self.start_btn.setEnabled(False)
-            self.session.say(messages.teach_stopped(self.unavailable))
+            self.session.say(messages.TEACH_UNAVAILABLE)
 
     @property
     def manifest(self) -> dict | None:
