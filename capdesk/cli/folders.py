@@ -4,6 +4,7 @@ described here or on a Ray cluster (``capdesk.session.batch_run``)."""
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,6 +127,10 @@ def _options_agree(ns: argparse.Namespace, opts: SidecarOptions) -> bool:
         return False
     if ns.embed and "xmp" not in opts.formats:
         error("--embed copies the XMP sidecar into the image: add xmp to --sidecar")
+        return False
+    if ns.embed and shutil.which("exiftool") is None:  # said before describing anything, not per picture
+        error("--embed needs exiftool (Debian and Ubuntu: sudo apt install libimage-exiftool-perl); "
+              "nothing was described")
         return False
     if not ns.ray and (ns.ray_workers is not None or ns.ray_gpus):
         error("--ray-workers and --ray-gpus say how to use Ray: add --ray")

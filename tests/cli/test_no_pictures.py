@@ -14,3 +14,17 @@ def test_batch_and_caption_of_a_folder_without_pictures_say_so_and_exit_one(tmp_
         assert r.returncode == 1, (command, r.stderr)
         assert "no pictures found" in r.stderr or "no images found" in r.stderr
     assert list(tmp_path.iterdir()) and not list(tmp_path.glob("*.xmp"))
+
+
+def test_embed_without_exiftool_is_refused_before_anything_is_described(tmp_path):
+    import os
+    import shutil as sh
+
+    from conftest import SAMPLES
+
+    sh.copy(SAMPLES / "chelsea.png", tmp_path / "chelsea.png")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    r = run_cli("batch", "--embed", str(tmp_path), env={"PATH": f"{bin_dir}{os.pathsep}/usr/bin/nonexistent"})
+    assert r.returncode == 2 and "--embed needs exiftool" in r.stderr and "nothing was described" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "chelsea.png"]
