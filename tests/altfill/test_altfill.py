@@ -399,6 +399,7 @@ def test_cancel_writes_what_was_described(site, describer):
 
 
 # -- the command line --------------------------------------------------------------------------------
+@pytest.mark.slow  # 1.3 s measured on two busy cores
 def test_cli_dry_run_changes_nothing_and_prints_the_diff(site, tmp_path, alts):
     before = snapshot(site)
     state = Path(os.environ["XDG_STATE_HOME"])

@@ -98,6 +98,7 @@ def assert_only_part_changed(before: Path, after: Path, parts: set[str]) -> None
         assert z.testzip() is None
 
 
+@pytest.mark.slow  # 1.2 s measured on two busy cores
 def test_documents_get_alt_text_and_nothing_else_changes(docs, tmp_path, describer, said):
     originals = tmp_path / "originals"
     shutil.copytree(docs, originals)

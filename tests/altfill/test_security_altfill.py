@@ -208,6 +208,7 @@ def test_prune_removes_old_runs_only(tmp_path):
     assert "1 alt-fill backup run " in done.message(30)
 
 
+@pytest.mark.slow  # 1.2 s measured on two busy cores
 def test_cli_prunes_without_pages_and_still_needs_a_path_otherwise(tmp_path):
     state = Path(os.environ["XDG_STATE_HOME"]) / "capdesk" / "alt-fill-backups"
     (state / "20000101-000000-5").mkdir(parents=True)

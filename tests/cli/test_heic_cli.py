@@ -9,6 +9,7 @@ from conftest import SAMPLES, run_cli
 from PIL import Image
 
 
+@pytest.mark.slow  # 2.2 s measured on two busy cores
 def test_a_folder_of_heic_photos_is_described(tmp_path):
     pillow_heif = pytest.importorskip("pillow_heif", reason="needs pillow-heif (pip install -e .)")
     for name in ("chelsea", "coffee"):

@@ -60,6 +60,7 @@ def test_second_run_changes_nothing_and_edits_survive(tmp_path):
     assert rows["chelsea.png"]["alt_text"] == (d / "chelsea.txt").read_text(encoding="utf-8").strip() != ""
 
 
+@pytest.mark.slow  # 2.3 s measured on two busy cores
 def test_html_report_shows_images_with_alt_text(tmp_path):
     from conftest import SAMPLES
 
@@ -128,6 +129,7 @@ def test_threshold_is_one_rule_for_wording_and_review(tmp_path):
         assert r.returncode == 2 and "--threshold" in r.stderr and "from 0 to 1" in r.stderr, bad
 
 
+@pytest.mark.slow  # 2.4 s measured on two busy cores
 def test_avif_pictures_in_a_folder_are_described(tmp_path):
     """AVIF (the format of many phone and web pictures) is found in folders, not only when named."""
     from conftest import SAMPLES

@@ -142,6 +142,7 @@ def test_messages_reach_the_screen_reader_once(qtbot, window, photos, monkeypatc
     assert said[-1] == "Alt text copied"
 
 
+@pytest.mark.slow  # 1.5 s measured on two busy cores
 def test_announcer_lends_the_focused_widget_its_description(qtbot, window):
     from capdesk.gui import announcer
 

@@ -25,8 +25,8 @@ from screen_harness import START_TIMEOUT_S, Window, _env, _read_line, _stop, dis
 from capdesk.screen import client
 from capdesk.screen.atspi import AtspiError, focus_target
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("Xvfb") is None,
-                                reason="needs Linux and Xvfb (Debian package xvfb)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("Xvfb") is None,
+                                reason="needs Linux and Xvfb (Debian package xvfb)")]
 
 NOBODY = 65534
 HEAVY = ("numpy", "onnxruntime", "PIL", "PySide6", "rapidocr_onnxruntime", "argparse")

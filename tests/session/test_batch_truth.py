@@ -176,6 +176,7 @@ def test_saving_alt_text_ends_the_needs_review_reason(settings_file, pair):
 
 
 # -- a watched picture ----------------------------------------------------------------------
+@pytest.mark.slow  # 1.2 s measured on two busy cores
 def test_a_watched_picture_is_listed_as_written_and_needing_review(settings_file, tmp_path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()

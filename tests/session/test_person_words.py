@@ -93,6 +93,7 @@ def test_a_watched_picture_whose_sidecars_a_person_wrote_says_their_words(folder
     s.close()
 
 
+@pytest.mark.slow  # 4.0 s measured on two busy cores
 def test_a_batch_keeps_the_words_a_person_saved_even_when_the_picture_changed(folder):
     """Words saved with Ctrl+S are recorded as CapDesk's writing but are the person's: a batch over the
     folder (the picture edited since, so it is described again) keeps them; --overwrite replaces them."""
@@ -109,6 +110,7 @@ def test_a_batch_keeps_the_words_a_person_saved_even_when_the_picture_changed(fo
     assert r.returncode == 0 and _on_disk(folder) != before
 
 
+@pytest.mark.slow  # 1.3 s measured on two busy cores
 def test_a_huge_clipboard_picture_is_kept_at_a_bounded_size(settings_file):
     from PIL import Image
 

@@ -53,6 +53,7 @@ def test_the_window_opens_with_a_fifo_at_settings_json(tmp_path):
     assert "UP True" in r.stdout
 
 
+@pytest.mark.slow  # 4.7 s measured on two busy cores
 def test_the_service_starts_and_stops_with_a_fifo_at_settings_json(tmp_path):
     """The service reads the settings (their screen shortcut) as it starts; SIGTERM then stops it."""
     cfg = _fifo(tmp_path)

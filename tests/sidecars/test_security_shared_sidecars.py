@@ -59,6 +59,7 @@ def _rows(report: Path) -> list[dict]:
 
 @pytest.mark.parametrize("links", [("pic.png.xmp",), ("pic.png.xmp", "pic.txt")])
 @pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.slow  # 1.7 s measured on two busy cores
 def test_batch_never_follows_a_sidecar_planted_as_a_link_to_a_private_file(planted, overwrite, links):
     shared, secret = planted
     for name in links:
@@ -141,6 +142,7 @@ runpy.run_module("capdesk", run_name="__main__", alter_sys=True)
 """
 
 
+@pytest.mark.slow  # 1.8 s measured on two busy cores
 def test_an_8_gb_sparse_xmp_sidecar_is_not_read_and_the_batch_goes_on(tmp_path):
     folder = tmp_path / "shared"
     folder.mkdir()

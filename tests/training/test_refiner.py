@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, SAMPLES, TOY_CAPTIONS, needs_torch, write_caption_folder
 
-pytestmark = needs_torch
+pytestmark = [pytest.mark.slow, needs_torch]
 
 SMALL = ["--embed-dim", "32", "--hidden-dim", "32", "--attention-dim", "32", "--batch-size", "4",
          "--min-count", "1", "--no-flip"]
