@@ -297,9 +297,10 @@ def test_closed_combo_box_changes_are_said_and_settings_confirmed(qtbot, window)
     dlg.reject()
     sd = SettingsDialog(window, window.settings, [])
     qtbot.addWidget(sd)
-    sd.xmp_name.setCurrentText("stem")
+    sd.xmp_name.setCurrentIndex(sd.xmp_name.findData("stem"))
     sd.accept()
-    assert sd.changes == ["XMP file naming: stem"]
+    # Said in the words the person chose from, never the setting's code ("stem"), and saved as that code.
+    assert sd.changes == ["XMP sidecar names: photo.xmp (Lightroom style)"] and window.settings.xmp_name == "stem"
 
 
 def test_folder_field_has_whole_text_runs(qtbot, window, tmp_path):

@@ -39,6 +39,12 @@ SHORTCUT_HELP = ("Pressing this key anywhere runs capdesk screen --focus --speak
                  "leave it empty for no key.")
 
 
+# ONNX Runtime's execution providers, in the words of the person choosing where the model runs.
+PROVIDER_WORDS = {"auto": "Automatic (the fastest this computer has)", "cpu": "The processor (CPU)",
+                  "cuda": "An NVIDIA graphics card (CUDA)", "directml": "The graphics card (DirectML)",
+                  "coreml": "Apple's neural engine or graphics (Core ML)"}
+
+
 class SettingsDialog(QDialog):
     def __init__(self, parent, settings: Settings, voices: list[tuple[str, str]] | None = None) -> None:
         super().__init__(parent)
@@ -55,9 +61,10 @@ class SettingsDialog(QDialog):
 
         from capdesk.model.providers import available
 
-        self.provider = add("Execution &provider:", QComboBox(), "Execution provider")
-        self.provider.addItems(["auto", *available()])
-        self.provider.setCurrentText(settings.provider)
+        self.provider = add("Run the model &on:", QComboBox(), "Run the model on")
+        for name in ("auto", *available()):
+            self.provider.addItem(PROVIDER_WORDS.get(name, name), name)
+        self.provider.setCurrentIndex(max(0, self.provider.findData(settings.provider)))
         self.beam = add("&Beam width:", QSpinBox(), "Beam width")
         # Below the range: no beam chosen, so each model uses the beam it was tuned with.
         self.beam.setRange(limits.BEAM_MIN - 1, limits.BEAM_MAX)
@@ -93,11 +100,13 @@ class SettingsDialog(QDialog):
         self.ext_descr.setToolTip("Also write IPTC ExtDescrAccessibility: what the model said, the tags, "
                                   "the text read and plain facts about the picture")
         self.ext_descr.setChecked(bool(settings.ext_descr))
-        self.xmp_name = add("XMP &naming:", QComboBox(), "XMP file naming")
-        self.xmp_name.addItems(list(formats.NAMINGS))
-        self.xmp_name.setCurrentText(settings.xmp_name)
+        self.xmp_name = add("XMP sidecar &names:", QComboBox(), "XMP sidecar names")
+        for naming, example, note in formats.get("xmp").naming_choices():  # by example: "photo.jpg.xmp"
+            self.xmp_name.addItem(f"{example} ({note})" if note else example, naming)
+        self.xmp_name.setCurrentIndex(max(0, self.xmp_name.findData(settings.xmp_name)))
         # Plain text edits, not QLineEdit, which Orca reads one character short ("pt-B" for "pt-BR").
-        self.lang = add("Alt text &language:", PathEdit(settings.lang), "Alt text language")
+        # It names the alt text's language in the XMP (xml:lang); the words themselves are the model's.
+        self.lang = add("Alt text language &tag in XMP:", PathEdit(settings.lang), "Alt text language tag in XMP")
         self.threshold = add("&Confidence threshold:", QDoubleSpinBox(), "Confidence threshold")
         self.threshold.setRange(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX)
         self.threshold.setSingleStep(0.05)
@@ -150,7 +159,7 @@ class SettingsDialog(QDialog):
         after = self._shown()
         self.changes = [f"{k}: {v}" for k, v in after.items() if self._before.get(k) != v]
         s = self.s
-        s.provider = self.provider.currentText()
+        s.provider = self.provider.currentData()
         s.beam = self.beam.value() if self.beam.value() >= limits.BEAM_MIN else None
         s.speech = self.speech.currentData()
         s.voice = self.voice.currentData() or ""
@@ -158,7 +167,7 @@ class SettingsDialog(QDialog):
         s.volume = self.volume.value()
         s.sidecar_formats = [f for f, b in self.sidecar_boxes.items() if b.isChecked()] or [formats.FALLBACK]
         s.ext_descr = self.ext_descr.isChecked()
-        s.xmp_name = self.xmp_name.currentText()
+        s.xmp_name = self.xmp_name.currentData()
         s.lang = self.lang.text().strip() or "en"
         s.confidence_threshold = self.threshold.value()
         s.clipboard = self.clipboard.isChecked()
