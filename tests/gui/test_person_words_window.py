@@ -68,3 +68,30 @@ def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, 
     from PySide6.QtCore import Qt
 
     assert item.data(Qt.ItemDataRole.AccessibleDescriptionRole) == "A tabby on the rug, looking up."
+
+
+def test_models_offers_remove_only_for_a_model_the_person_installed(qtbot, open_window, default_bundle, tmp_path):
+    from capdesk.gui.dialogs.models import ModelsDialog
+    from capdesk.model.install import install
+
+    w = open_window()
+    dlg = ModelsDialog(w)
+    qtbot.addWidget(dlg)
+    assert dlg.list.count() >= 2
+    for i in range(dlg.list.count()):
+        dlg.list.setCurrentRow(i)
+        assert not dlg.b_remove.isEnabled()  # shipped: nothing to remove
+    import json
+    import shutil as sh
+
+    mine = tmp_path / "mine"  # the person's own model: the shipped one under another name
+    sh.copytree(default_bundle, mine)
+    manifest = json.loads((mine / "manifest.json").read_text(encoding="utf-8"))
+    manifest["name"] = "mine"
+    (mine / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    install(mine)
+    dlg.refresh()
+    user = [i for i in range(dlg.list.count()) if "(user)" in dlg.list.item(i).text()]
+    assert user
+    dlg.list.setCurrentRow(user[0])
+    assert dlg.b_remove.isEnabled()

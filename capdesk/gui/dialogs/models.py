@@ -59,8 +59,8 @@ class ModelsDialog(QDialog):
                           lambda: self.import_bundle(QFileDialog.getExistingDirectory(self, "Model folder")))
         b_zip = button("Import &zip…", "Import a zipped model", lambda: self.import_bundle(
             QFileDialog.getOpenFileName(self, "Model zip", "", "Zip (*.zip)")[0]))
-        b_remove = button("&Remove…", "Remove the selected model you installed or taught; alt text it wrote is kept",
-                          self.remove_selected)
+        b_remove = self.b_remove = button("&Remove…", "Remove the selected model you installed or taught; alt "
+                                                      "text it wrote is kept", self.remove_selected)
         b_close = button("&Close", "Close without changing the model", self.reject)
         lay = QVBoxLayout(self)
         lbl = QLabel("Installed &models:")
@@ -102,6 +102,8 @@ class ModelsDialog(QDialog):
 
     def _show(self, *_) -> None:
         b = self.bundles.get(self._selected())
+        # Only what the person installed or taught can be removed: a shipped model offers no Remove.
+        self.b_remove.setEnabled(b is not None and b.source == "user")
         if b is None:
             return
         m = b.manifest
@@ -124,7 +126,8 @@ class ModelsDialog(QDialog):
 
     def ask(self, question: str) -> bool:
         """Yes or no, as a question a screen reader reads (replaced in tests)."""
-        return QMessageBox.question(self, "Remove model", question) == QMessageBox.StandardButton.Yes
+        b = QMessageBox.StandardButton
+        return QMessageBox.question(self, "Remove model", question, b.Yes | b.No, b.No) == b.Yes  # No by default
 
     def remove_selected(self) -> bool:
         """The CLI's service (``capdesk models remove``): shipped models are refused, saying why; a model
