@@ -12,28 +12,22 @@ BEAM_MIN, BEAM_MAX = 1, 20
 # The beam a model's manifest asks for (decoding.beam) is used unless the user chose one (--beam,
 # or a beam in Settings); this is the width for a model whose manifest names none.
 DEFAULT_BEAM = 3
-DEFAULT_CONFIDENCE_THRESHOLD = 0.35  # under it, a caption is said as "Probably ..." and flagged for review
+# Under it, a caption of a model without a trust score is said as "Probably ..." and flagged for review;
+# with a trust score, a threshold set other than this can only take facts away. What may be said and how
+# surely is decided in capdesk.describe.policy, which holds every other threshold of the alt text.
+DEFAULT_CONFIDENCE_THRESHOLD = 0.35
 CONFIDENCE_MIN, CONFIDENCE_MAX = 0.0, 1.0
-# The trust score (capdesk.describe.trust) reads as the probability that a caption names no object that
-# is not in the picture. From TRUST_FACT_THRESHOLD up a caption is said as fact, from
-# TRUST_PROBABLY_THRESHOLD up as "Probably ...", under it the scene caption is withheld and what the
-# concepts and tags are sure of is said instead. The fact threshold is the lowest at which, on the
-# everyday val split, the facts of each collection name an absent object at most 5% of the time
-# (`capdesk train ground` reports it); a caption is withheld only when it is at least four times as
-# likely to name something absent as not (docs/training.md, "Saying only what is true").
+# The trust score's two thresholds are the policy's (capdesk.describe.policy, with the measurement that
+# set them); they are kept here, the bottom layer, because the window's help quotes them and the window
+# may not import the describing layer.
 TRUST_FACT_THRESHOLD = 0.8
 TRUST_PROBABLY_THRESHOLD = 0.1
-# A caption is said as fact only for a picture at least as typical of the model's pictures as this share
-# of its own val photos (the manifest's trust.fact_domain_ratio is that quantile of their domain ratios):
-# photos unlike the training photos fool the concepts as much as the captioner (an astronaut in a suit,
-# a horse's silhouette, a motorbike parked indoors), so there the caption is "Probably" at most.
-FACT_ZONE_QUANTILE = 0.875
-# A picture just outside a model's domain gate (distance ratio 1 to this) is not withheld when the model
-# has a trust score: its caption is "Probably" at most. On the everyday val split the gate alone withheld
-# 7.1% of the COCO photos, whose captions named an absent object no more often than the "Probably"
-# ones (4 of 17; Flickr8k 0 of 8); under 1.15 it withholds 0.8%. Studio close-ups lie beyond 1.2.
+# A picture just outside a model's domain gate (distance ratio 1 to this) is marked near by the route
+# (capdesk.model.domain); the policy says its caption as "Probably" at most when the model has a trust
+# score. On the everyday val split the gate alone withheld 7.1% of the COCO photos, whose captions named
+# an absent object no more often than the "Probably" ones (4 of 17; Flickr8k 0 of 8); under 1.15 it
+# withholds 0.8%. Studio close-ups lie beyond 1.2.
 NEAR_DOMAIN_RATIO = 1.15
-CONCEPT_SAY_THRESHOLD = 0.6  # a concept said without a scene caption ("Probably a cat.") from this probability
 DEFAULT_TAG_THRESHOLD = 0.35  # an object tag's probability from which it is said (when the manifest names none)
 MAX_TAGS = 3
 

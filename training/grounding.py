@@ -26,8 +26,10 @@ import numpy as np
 import torch
 
 from capdesk.describe import tags as tag_mod
+from capdesk.describe.policy import FACT_ZONE_QUANTILE
+from capdesk.describe.policy import TRUST_FACT as TRUST_FACT_THRESHOLD
+from capdesk.describe.policy import TRUST_PROBABLY as TRUST_PROBABLY_THRESHOLD
 from capdesk.describe.trust import Evidence, TrustModel, features, fit
-from capdesk.limits import FACT_ZONE_QUANTILE, TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
 from capdesk.model.engine import Engine
 from training import concepts as cmod
 from training.chair import chair, hallucinated

@@ -3,11 +3,11 @@ into one description. This is the one path from a file (or clipboard pixels) to 
 and ``Described`` the one result type: the CLI, batch, watch, speech, sidecars and the GUI all
 use them.
 
-A caption is only said as fact when the image lies inside the domain of the model that wrote
-it and the model was confident. Out of every domain the caption is withheld (available on
-request, marked as a guess) and CapDesk says what the ImageNet tags and the text show, or that
-the picture is blank, or nothing (the rule is in ``capdesk.describe.alttext``). Why a picture needs a
-person's review is kept beside the alt text (``review``, ``reason``), never in it.
+Everything known about a picture is gathered into one ``PictureEvidence`` (``capdesk.describe.evidence``);
+``capdesk.describe.policy`` decides from it alone what may be said and how surely, and
+``capdesk.describe.composer`` writes the alt text and the long description. Every route, every model,
+goes through them. Why a picture needs a person's review is kept beside the alt text (``review``,
+``reason``), never in it.
 """
 
 from __future__ import annotations
@@ -18,40 +18,27 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from capdesk.describe import ocr, tags
-from capdesk.describe.alttext import AltText, Wording, word
+from capdesk.describe import composer, ocr, policy, tags
+from capdesk.describe.alttext import AltText
 from capdesk.describe.detector import Detection, ObjectFinder
+from capdesk.describe.evidence import Finalist, PictureEvidence, overhead
 from capdesk.describe.extdescr import extended_description
 from capdesk.describe.grounding import bias_matrix, token_concepts
-from capdesk.describe.objects import WORD_CATEGORY
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
-from capdesk.describe.trust import TAG_THRESHOLD as TRUST_TAG_THRESHOLD
+from capdesk.describe.trust import TAG_THRESHOLD as EVIDENCE_TAG_FLOOR
 from capdesk.describe.trust import Evidence, TrustModel
 from capdesk.imageio import load_image, original_size
-from capdesk.limits import (
-    CONCEPT_SAY_THRESHOLD,
-    DEFAULT_CONFIDENCE_THRESHOLD,
-    DEFAULT_TAG_THRESHOLD,
-    MAX_TAGS,
-    TRUST_PROBABLY_THRESHOLD,
-)
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
 from capdesk.model.bundle import Bundle, BundleError, discover
 from capdesk.model.domain import Route, automatic, fine_tuned, route
 from capdesk.model.engine import Caption, Engine
 from capdesk.status import SaidAs, TextStatus
 
-LOW_CONFIDENCE = DEFAULT_CONFIDENCE_THRESHOLD  # the name training/studies/people_rate.py knows
-# A caption that names people is said as fact only from this confidence up: under it, captions
-# name people that none of the human captions mention far more often (training/studies/people_rate.py,
-# tuned on the everyday val split).
-PEOPLE_CONFIDENCE = 0.0
 # Fewer letters or digits than this is not said as text: OCR reads a lone "®" or "2" off
 # textures, cells and handwriting (scikit-image's cell.png and text.png) far more often than a
 # picture holds a single character.
 MIN_TEXT_CHARS = 2
-OBJECT_WORDS = frozenset(WORD_CATEGORY)  # concept words that name a thing one can point at
 MAX_CONCEPTS = 10  # the confident concepts listed in --json, most likely first
-MAX_SAID_OBJECTS = 3  # objects the concepts are sure of, said when no scene caption is
 OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no text was read"
 
 
@@ -62,8 +49,7 @@ class DescribeOptions:
     text_upscale: float | None = None  # how far the text finder may enlarge the picture (``ocr.read_text``)
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
-    people_confidence: float = PEOPLE_CONFIDENCE
-    objects: bool = True  # run the object detector (its boxes go to --json's "objects"; the alt text ignores them)
+    objects: bool = True  # run the object detector (--json's "objects"; what a caption names must be seen by it)
 
 
 @dataclass
@@ -86,6 +72,18 @@ class Described:
     trust: float | None = None  # how far the caption can be trusted (capdesk.describe.trust), when the model says
     concepts: list[tuple[str, float]] = field(default_factory=list)  # words a person would use, confident ones
     objects: list[Detection] = field(default_factory=list)  # the detector's, calibrated, best first
+    decision: policy.Decision | None = field(default=None, repr=False)  # what the policy allowed
+    evidence: PictureEvidence | None = field(default=None, repr=False)  # what it decided from
+
+    @property
+    def said_caption(self) -> str | None:
+        """The caption as the alt text says it (mended by the evidence), said or not; None without one."""
+        if self.decision is None:
+            return None
+        d = self.decision
+        if d.caption:
+            return d.caption
+        return d.guess or None
 
     @property
     def ok(self) -> bool:
@@ -105,8 +103,11 @@ class Described:
         """The longer description for IPTC ExtDescrAccessibility (see ``capdesk.describe.extdescr``)."""
         if not self.ok:
             return ""
-        return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
-                                    self.text, self.facts)
+        if self.decision is None:  # described elsewhere (an older worker): the caption and its standing only
+            return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
+                                        self.text, self.facts)
+        seen = [(o.label, o.score) for o in self.objects if o.score >= policy.SAY_OBJECT]
+        return composer.long_description(self.decision, self.tags, seen, self.facts)
 
     def alt_text(self) -> AltText:
         """What CapDesk writes to the picture's sidecars for this description."""
@@ -126,36 +127,18 @@ class Described:
                 "reason": self.reason if self.ok else None, "text_status": self.text_status,
                 "trust": None if self.trust is None else round(self.trust, 4),
                 "concepts": [{"word": w, "probability": round(p, 4)} for w, p in self.concepts],
-                "objects": [o.to_json() for o in self.objects]}
+                "objects": [o.to_json() for o in self.objects], "evidence": self.evidence_summary()}
 
-
-def compose(caption: str | None, confidence: float | None, in_domain: bool | None,
-            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
-            domain: str = "", fact: str = "") -> str:
-    """The alt text alone (see ``wording`` for how it came about)."""
-    return wording(caption, confidence, in_domain, tag_list, text, opts, domain, fact).text
-
-
-def wording(caption: str | None, confidence: float | None, in_domain: bool | None,
-            tag_list: list[tuple[str, float]], text: str | None, opts: DescribeOptions,
-            domain: str = "", fact: str = "", animals: frozenset[str] = frozenset(),
-            trust: float | None = None, objects: list[str] | None = None, typical: bool = True) -> Wording:
-    """One short description about the picture only, saying uncertain parts as such. ``objects``: what
-    the concepts are sure the picture shows, said beside the tags when the scene caption is not."""
-    named = [(o, 1.0) for o in objects or () if not any(o in n.lower().split() for n, _ in tag_list)]
-    said_tags = (tag_list + named)[:MAX_SAID_OBJECTS + len(tag_list)]
-    return word(caption, confidence, in_domain, tags.plain(said_tags), [n for n, _ in said_tags], text,
-                tags_mode=opts.tags, show_guess=opts.show_guess, low_confidence=opts.low_confidence,
-                people_confidence=opts.people_confidence, domain=domain, plain_fact=fact,
-                animal_tags=[n for n, _ in tag_list if n in animals], trust=trust, typical=typical)
-
-
-def animal_names(labels: list[str] | None) -> frozenset[str]:
-    """Tag names that name animals: ImageNet-1k's first 398 classes are animals, and so is every
-    group of fine-grained classes that ``tags.grouped`` merges."""
-    if not labels or len(labels) != 1000:
-        return frozenset()
-    return frozenset(labels[:398]) | {name for *_, name in tags.GROUPS}
+    def evidence_summary(self) -> dict | None:
+        """What the decision rested on, in brief: the beam's captions with their confidence and trust, and
+        what the evidence changed in the caption said."""
+        if self.evidence is None:
+            return None
+        ev = self.evidence
+        return {"finalists": [{"caption": f.text, "confidence": round(f.confidence, 4),
+                               "trust": None if f.trust is None else round(f.trust, 4)} for f in ev.finalists],
+                "detector": ev.detector, "typical": ev.typical, "near": ev.near,
+                "said_caption": self.said_caption, "mended": list(self.decision.mended) if self.decision else []}
 
 
 def text_worth_saying(text: str | None) -> str | None:
@@ -230,6 +213,9 @@ class Describer:
         feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
         results: list[Described | None] = [None] * len(images)
+        seen = [self.objects.find(img) if self.options.objects else None for img in images]
+        if self.options.objects and self.objects.detector() is None:
+            seen = [None] * len(images)  # no detector installed: nothing can be checked against it
         for name in {r.model for r in routes}:
             idx = [i for i, r in enumerate(routes) if r.model == name]
             eng = self.engines[name]
@@ -239,10 +225,7 @@ class Describer:
                                   self._grounding(eng, probs))
             for j, (i, cap) in enumerate(zip(idx, caps)):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
-                                          None if probs is None else probs[j])
-        if self.options.objects:
-            for d, img in zip(results, images):
-                d.objects = self.objects.find(img)  # type: ignore[union-attr]
+                                          None if probs is None else probs[j], seen[i])
         return results  # type: ignore[return-value]
 
     def _grounding(self, eng: Engine, probs: np.ndarray | None) -> np.ndarray | None:
@@ -254,57 +237,74 @@ class Describer:
         g = eng.concepts.grounding
         return bias_matrix(self._tokens[eng.name], probs, g.alpha, g.tau)
 
-    def _trust(self, eng: Engine, cap: Caption, probs: dict[str, float] | None,
-               where: Route) -> tuple[float | None, bool]:
-        """The caption's trust (None when the model has no trust score), and whether the picture lies
-        in the model's fact zone."""
-        if probs is None:
-            return None, True
+    def _trust_model(self, eng: Engine) -> TrustModel | None:
         if eng.name not in self._trust_models:
             self._trust_models[eng.name] = TrustModel.from_manifest(eng.bundle.manifest.get("trust"))
-        model = self._trust_models[eng.name]
-        if model is None:
-            return None, True
-        evidence_tags = tags.top_tags(cap.class_logits, eng.labels, TRUST_TAG_THRESHOLD, MAX_TAGS)
-        ev = Evidence(cap.words, cap.confidence, probs, cap.finalists, evidence_tags, where.ratio)
-        return model.score(ev), model.typical(where.ratio)
+        return self._trust_models[eng.name]
+
+    def _finalists(self, cap: Caption, model: TrustModel | None, concepts: dict[str, float] | None,
+                   evidence_tags: list[tuple[str, float]], where: Route) -> list[Finalist]:
+        """The beam's captions, best first, each with its own trust (the others' texts are its finalists)."""
+        texts = [cap.text] + [t[:1].upper() + t[1:] + "." if t else "" for t in cap.finalists]
+        words = [cap.words] + [t.split() for t in cap.finalists]
+        confs = [cap.confidence] + (list(cap.finalist_confidences) or [0.0] * len(cap.finalists))
+        out = []
+        for i, (text, w, c) in enumerate(zip(texts, words, confs)):
+            if not w and i:
+                continue
+            trust = None
+            if model is not None and concepts is not None:
+                others = [" ".join(x) for j, x in enumerate(words) if j != i]
+                trust = model.score(Evidence(w, c, concepts, others, evidence_tags, where.ratio))
+            out.append(Finalist(text, float(c), trust))
+        return out
+
+    def evidence(self, img: Image.Image, cap: Caption, eng: Engine, where: Route, probs: np.ndarray | None,
+                 objects: list[Detection] | None, text: str | None) -> PictureEvidence:
+        """Everything known about one picture, for the policy (``objects`` None: no detector looked)."""
+        conc = None if probs is None or eng.concepts is None else dict(zip(eng.concepts.words, map(float, probs)))
+        model = self._trust_model(eng) if conc is not None else None
+        evidence_tags = tags.top_tags(cap.class_logits, eng.labels, EVIDENCE_TAG_FLOOR, MAX_TAGS)
+        t = eng.bundle.manifest.get("tags", {})
+        return PictureEvidence(
+            finalists=self._finalists(cap, model, conc, evidence_tags, where) if cap.words else [],
+            concepts=conc or {}, detections=list(objects or []), detector=objects is not None,
+            tags=evidence_tags, tag_threshold=float(t.get("threshold", DEFAULT_TAG_THRESHOLD)), text=text,
+            model=eng.name, domain=eng.bundle.manifest.get("domain", ""), in_domain=where.in_domain,
+            ratio=where.ratio, near=where.near, typical=model.typical(where.ratio) if model else True,
+            has_trust=model is not None, overhead=overhead(eng.bundle.manifest), size=original_size(img))
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
-                probs: np.ndarray | None = None) -> Described:
-        in_dom = where.in_domain
+                probs: np.ndarray | None = None, objects: list[Detection] | None = None) -> Described:
         t = eng.bundle.manifest.get("tags", {})
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
                                  t.get("max_tags", MAX_TAGS))
         o = self.options
         text, status = None, TextStatus.SKIPPED
-        if o.ocr == "always" or (o.ocr == "auto" and (in_dom is False or tags.suggests_text(tag_list))):
+        if o.ocr == "always" or (o.ocr == "auto" and (where.in_domain is False or tags.suggests_text(tag_list))):
             if ocr.available():
                 text = text_worth_saying(ocr.read_text(img, upscale=o.text_upscale))
                 status = TextStatus.READ if text else TextStatus.NONE
             else:
                 status = TextStatus.UNAVAILABLE
         size = original_size(img)
-        d = Described(path, cap, eng.name, in_dom, where.ratio, tag_list, text, image_size=size, text_status=status,
-                      facts=picture_facts(img, size))
-        domain = eng.bundle.manifest.get("domain", "")
-        animals = animal_names(eng.labels)
-        conc = None if probs is None else dict(zip(eng.concepts.words, map(float, probs)))
-        d.trust, typical = self._trust(eng, cap, conc, where)
-        if in_dom is False and where.near and d.trust is not None:
-            in_dom, typical = True, False  # just outside the gate: "Probably" at most, by the trust rule
-        if conc:
-            sure = sorted(((w, p) for w, p in conc.items() if p >= eng.concepts.threshold), key=lambda wp: -wp[1])
-            d.concepts = sure[:MAX_CONCEPTS]
-        # Objects said in place of a withheld scene caption come from the concepts only inside the model's
-        # domain: outside it the concept head is as lost as the captioner.
-        objects = [w for w, p in d.concepts if p >= CONCEPT_SAY_THRESHOLD and w in OBJECT_WORDS] if (
-            in_dom and d.trust is not None and d.trust < TRUST_PROBABLY_THRESHOLD) else []
-        w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, animals=animals, trust=d.trust,
-                    objects=objects[:MAX_SAID_OBJECTS], typical=typical)
+        d = Described(path, cap, eng.name, where.in_domain, where.ratio, tag_list, text, image_size=size,
+                      text_status=status, facts=picture_facts(img, size), objects=list(objects or []))
+        ev = self.evidence(img, cap, eng, where, probs, objects, text)
+        d.evidence = ev
+        d.trust = ev.caption.trust if ev.caption else None
+        if ev.concepts and eng.concepts is not None:
+            sure = [(w, p) for w, p in ev.concepts.items() if p >= eng.concepts.threshold]
+            d.concepts = sorted(sure, key=lambda wp: -wp[1])[:MAX_CONCEPTS]
+        opts = policy.Options(o.tags, o.show_guess, o.low_confidence)
+        decision = policy.decide(ev, opts)
+        w = composer.alt_text(decision, o.show_guess)
         if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
-            w = wording(cap.text, cap.confidence, in_dom, tag_list, text, o, domain, plain_fact(img), animals,
-                        trust=d.trust, objects=objects[:MAX_SAID_OBJECTS], typical=typical)
+            ev.plain_fact = plain_fact(img)
+            decision = policy.decide(ev, opts)
+            w = composer.alt_text(decision, o.show_guess)
+        d.decision = decision
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
         if status is TextStatus.UNAVAILABLE and d.review:
             d.reason = f"{d.reason}; {OCR_MISSING}"

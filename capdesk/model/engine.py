@@ -40,6 +40,7 @@ class Caption:
     finished: bool = True
     class_logits: np.ndarray | None = field(default=None, repr=False)
     finalists: list[str] = field(default_factory=list, repr=False)  # the beam's other finished captions
+    finalist_confidences: list[float] = field(default_factory=list, repr=False)  # theirs, in the same order
 
     def attention_map(self, word_index: int) -> np.ndarray:
         """The attention of one word as a [rows, cols] grid that sums to 1."""
@@ -199,8 +200,9 @@ class Engine:
             conf = math.exp(lp / len(hy.logprobs)) if hy.logprobs else 0.0
             att = hy.alphas if len(hy.alphas) == len(words) else np.zeros((len(words), feats.shape[1]))
             others = [" ".join(self.vocab[w] for w in o.ids) for o in pools[i][1:]]
+            confs = [math.exp(sum(o.logprobs) / len(o.logprobs)) if o.logprobs else 0.0 for o in pools[i][1:]]
             out.append(Caption(_sentence(words), words, lp, conf, att.astype(np.float32), self.grid,
-                               hy.finished, None if class_logits is None else class_logits[i], others))
+                               hy.finished, None if class_logits is None else class_logits[i], others, confs))
         return out
 
     def caption_arrays(self, batch: np.ndarray, beam: int | None = None) -> list[Caption]:

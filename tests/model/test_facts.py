@@ -10,14 +10,15 @@ import math
 import numpy as np
 import pytest
 from conftest import ROOT, SHARED_DATA, needs_shared_data, needs_torch
+from evidence_helpers import said
 from test_beam import END, START, TREE, A, B, C, make_step, tree_decoder
 
-from capdesk.describe.alttext import word
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.objects import mentions
+from capdesk.describe.policy import TRUST_FACT as TRUST_FACT_THRESHOLD
+from capdesk.describe.policy import TRUST_PROBABLY as TRUST_PROBABLY_THRESHOLD
 from capdesk.describe.trust import FEATURES, Evidence, TrustModel, features, fit
 from capdesk.folders.reading import describe_paths
-from capdesk.limits import TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
 from capdesk.model.beam import beam_finalists
 from capdesk.status import SaidAs
 
@@ -107,7 +108,7 @@ def test_evidence_reads_unsupported_objects_tags_and_finalists():
     (TRUST_PROBABLY_THRESHOLD - 0.01, SaidAs.WITHHELD, "May contain: a horse."),
 ])
 def test_trust_decides_fact_probably_or_withheld(trust, said_as, starts):
-    w = word("a dog runs on the grass", 0.9, True, "May contain: a horse.", ["horse"], None, trust=trust)
+    w = said("a dog runs on the grass", trust=trust, tags=[("horse", 0.8)])
     assert w.said_as is said_as
     assert w.text.startswith(starts)
     assert w.review is (said_as is not SaidAs.FACT)
@@ -116,12 +117,13 @@ def test_trust_decides_fact_probably_or_withheld(trust, said_as, starts):
 
 
 def test_a_low_confidence_no_longer_hedges_a_trusted_caption_but_does_without_trust():
-    trusted = word("a dog runs on the grass", 0.2, True, "", [], None, trust=0.99)
+    trusted = said("a dog runs on the grass", confidence=0.2, trust=0.99)
     assert trusted.said_as is SaidAs.FACT
-    old = word("a dog runs on the grass", 0.2, True, "", [], None)
+    old = said("a dog runs on the grass", confidence=0.2)
     assert old.said_as is SaidAs.PROBABLY
 
 
+@pytest.mark.slow  # 10 s measured on two busy cores
 def test_the_shipped_model_gives_concepts_and_trust(default_bundle):
     from capdesk.describe.describer import Describer
 
@@ -140,6 +142,7 @@ def test_the_shipped_model_gives_concepts_and_trust(default_bundle):
             assert rec["trust"] >= TRUST_FACT_THRESHOLD
 
 
+@pytest.mark.slow  # 2 s measured on two busy cores
 def test_a_bundle_without_a_concept_head_describes_as_before(default_bundle, tmp_path):
     from capdesk.describe.describer import Describer
     from capdesk.model.bundle import sha256_file
@@ -157,6 +160,7 @@ def test_a_bundle_without_a_concept_head_describes_as_before(default_bundle, tmp
 
 
 @needs_torch
+@pytest.mark.slow  # 4 s measured on two busy cores
 def test_the_exported_concept_head_gives_what_pytorch_gives(tmp_path):
     import onnxruntime as ort
     import torch
@@ -181,6 +185,7 @@ def test_the_exported_concept_head_gives_what_pytorch_gives(tmp_path):
 
 @needs_shared_data("everyday")
 @needs_torch
+@pytest.mark.slow  # 37 s measured on two busy cores
 def test_ground_makes_a_bundle_the_describer_uses(tmp_path, default_bundle):
     """capdesk train ground on a few photos of each split: the bundle it writes carries the concept head,
     grounding and trust, verifies, and describes with them."""

@@ -13,13 +13,14 @@ ALT_TEXT_RULES = [
     "Said as fact, for example \"A dog running on the grass.\": only when the picture is the kind the model "
     f"was trained on and the model trusts its caption (trust {TRUST_FACT_THRESHOLD:.2f} or more: the chance "
     "that it names nothing that is not there).",
-    "Said as \"Probably ...\": the model is less sure, the picture is less typical of its photos, or the "
-    "caption names people where the tags see an animal. Tags that name something the caption does not "
-    "follow as \"May contain: ...\".",
+    "Said as \"Probably ...\": the model is less sure, or the picture is less typical of its photos. "
+    "People, animals and vehicles a caption names must be seen by the object detector (or, for animals "
+    "and vehicles, the tags); how many comes from the detector where it is sure. Tags that name something "
+    "the caption does not follow as \"May contain: ...\".",
     f"Withheld: a picture unlike any the models know, or a caption more likely wrong than not (trust under "
-    f"{TRUST_PROBABLY_THRESHOLD:.1f}). The alt text is then what else is known: \"May contain: ...\" from "
-    "the tags, the text read in the picture ('Text: \"EXIT 12\"'), or a fact the pixels settle (\"A blank "
-    "white image.\").",
+    f"{TRUST_PROBABLY_THRESHOLD:.1f}). The alt text is then what else is known: the objects seen "
+    "(\"A cat.\"), \"May contain: ...\" from the tags, the text read in the picture ('Text: \"EXIT 12\"'), "
+    "or a fact the pixels settle (\"A blank white image.\").",
     "Otherwise the alt text is empty. An empty alt text marks a picture as decorative on a web page, so an "
     "empty sidecar means: a person should write this one.",
     "Every picture that is not said as fact is marked \"needs review\" in the list, the sidecars and the "

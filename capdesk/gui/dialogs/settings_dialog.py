@@ -61,7 +61,7 @@ class SettingsDialog(QDialog):
 
         from capdesk.model.providers import available
 
-        self.provider = add("Run the model &on:", QComboBox(), "Run the model on")
+        self.provider = add("Run the &model on:", QComboBox(), "Run the model on")
         for name in ("auto", *available()):
             self.provider.addItem(PROVIDER_WORDS.get(name, name), name)
         self.provider.setCurrentIndex(max(0, self.provider.findData(settings.provider)))
@@ -106,7 +106,7 @@ class SettingsDialog(QDialog):
         self.xmp_name.setCurrentIndex(max(0, self.xmp_name.findData(settings.xmp_name)))
         # Plain text edits, not QLineEdit, which Orca reads one character short ("pt-B" for "pt-BR").
         # It names the alt text's language in the XMP (xml:lang); the words themselves are the model's.
-        self.lang = add("Alt text language &tag in XMP:", PathEdit(settings.lang), "Alt text language tag in XMP")
+        self.lang = add("Alt text &language tag in XMP:", PathEdit(settings.lang), "Alt text language tag in XMP")
         self.threshold = add("&Confidence threshold:", QDoubleSpinBox(), "Confidence threshold")
         self.threshold.setRange(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX)
         self.threshold.setSingleStep(0.05)

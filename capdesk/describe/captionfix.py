@@ -1,0 +1,153 @@
+"""Mending a caption's words where the evidence says otherwise: who (a man, a girl), how many (one, two,
+a group), and a noun the picture does not hold (a dog for a horse). The caption model's sentences are
+short and regular ("a group of people standing on a beach", "two dogs are playing in the snow"), so
+the noun phrase that names the subject is found by its words, not parsed.
+
+Each function takes and gives the caption as lower-case words; ``sentence`` makes the text.
+"""
+
+from __future__ import annotations
+
+from capdesk.describe.objects import _LONGEST, PHRASES
+from capdesk.describe.plainwords import NUMBERS, article, plural
+
+# Gendered words -> the word that says only what is reliable (a person, a child).
+NEUTRAL = {"man": "person", "men": "people", "woman": "person", "women": "people", "boy": "child",
+           "boys": "children", "girl": "child", "girls": "children", "guy": "person", "guys": "people",
+           "lady": "person", "ladies": "people", "gentleman": "person", "gentlemen": "people",
+           "policeman": "police officer", "policemen": "police officers", "fisherman": "person fishing",
+           "businessman": "person", "his": "their", "her": "their", "himself": "themselves",
+           "herself": "themselves"}
+PERSON_PRONOUNS = frozenset({"his", "her", "himself", "herself"})
+# Words before a noun that say how many.
+DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five", "several", "many", "some",
+                         "this", "another"})
+VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
+GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "pack", "team", "bunch"})
+SINGULAR_OF = {"people": "person", "men": "man", "women": "woman", "children": "child", "boys": "boy",
+               "girls": "girl", "crowd": "person", "team": "person", "family": "person", "couple": "person"}
+
+
+def sentence(words: list[str]) -> str:
+    if not words:
+        return ""
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def neutral(words: list[str]) -> list[str]:
+    """The caption with "a man", "a girl" said as "a person", "a child" (and "his" as "their")."""
+    if not any(w in NEUTRAL and w not in PERSON_PRONOUNS for w in words):
+        return list(words)
+    out: list[str] = []
+    for w in words:
+        out.extend(NEUTRAL.get(w, w).split())
+    return _pairs(_articles(out))
+
+
+def _pairs(words: list[str]) -> list[str]:
+    """'a person and a person' (once a man and a woman) -> 'two people'."""
+    for one, two in (("person", "people"), ("child", "children")):
+        for i in range(len(words) - 4):
+            if words[i:i + 5] == ["a", one, "and", "a", one]:
+                return words[:i] + ["two", two] + words[i + 5:]
+    return words
+
+
+def _articles(words: list[str]) -> list[str]:
+    out = list(words)
+    for i in range(len(out) - 1):
+        if out[i] in ("a", "an"):
+            out[i] = article(out[i + 1])
+    return out
+
+
+def _find(words: list[str], category: str) -> tuple[int, int] | None:
+    """The first span of words naming ``category`` (start, end)."""
+    i = 0
+    while i < len(words):
+        for n in range(min(_LONGEST, len(words) - i), 0, -1):
+            cat = PHRASES.get(tuple(words[i:i + n]))
+            if cat is None:
+                continue
+            if cat == category:
+                return i, i + n
+            i += n - 1
+            break
+        i += 1
+    return None
+
+
+def _determiner_start(words: list[str], noun: int) -> int | None:
+    """Where the noun phrase before ``noun`` begins (its determiner), looking back over a few adjectives."""
+    for j in range(noun - 1, max(noun - 5, -1), -1):
+        w = words[j]
+        if w == "of" and j > 0 and words[j - 1] in GROUP_WORDS:
+            return j - 2 if j > 1 and words[j - 2] in ("a", "an", "the") else j - 1
+        if w in DETERMINERS:
+            return j
+        if w in ("and", "with", "in", "on", "of", "at", "by"):
+            return None
+    return None
+
+
+def singular(noun: str) -> str:
+    if noun in SINGULAR_OF:
+        return SINGULAR_OF[noun]
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if noun.endswith(("ses", "shes", "ches", "xes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
+        return noun[:-1]
+    return noun
+
+
+def recount(words: list[str], category: str, n: int) -> list[str] | None:
+    """The caption with its first mention of ``category`` said as ``n`` of it ("a group of people" ->
+    "a person" for n=1, "a man" -> "two men" for n=2), the verb right after it agreeing; None when the
+    mention's noun phrase cannot be found."""
+    span = _find(words, category)
+    if span is None:
+        return None
+    start, end = span
+    if n == 1 and singular(words[end - 1]) == words[end - 1] and words[end - 1] not in SINGULAR_OF:
+        return None  # "a man and a woman": two singular mentions that no one noun phrase can mend
+    det = _determiner_start(words, start)
+    if det is None:
+        return None
+    adjectives = [w for w in words[det + 1:start] if w not in GROUP_WORDS and w not in ("of", "a", "an", "the")
+                  and w not in DETERMINERS]
+    base = words[start:end - 1] + [singular(words[end - 1])]
+    if n == 1:
+        rest = [*adjectives, *base]
+        phrase = [article(rest[0]), *rest]
+    else:
+        number = NUMBERS.get(n)
+        head = [number] if number else ["a", "group", "of"] if category == "person" else ["many"]
+        phrase = [*head, *adjectives, *plural(" ".join(base)).split()]
+    out = words[:det] + phrase + words[end:]
+    k = det + len(phrase)
+    verb = next((j for j in range(k, min(k + VERB_REACH, len(out))) if out[j] in ("is", "are")), None)
+    if verb is not None:
+        out[verb] = "is" if n == 1 else "are"
+    if n == 1:
+        cut = next((j for j in range(k, len(out)) if out[j] == "together" or out[j:j + 2] == ["each", "other"]),
+                   None)
+        if cut is not None:  # "standing next to each other" cannot be said of one
+            while cut > k and out[cut - 1] in ("next", "to", "with", "near", "beside", "and"):
+                cut -= 1
+            out = out[:cut]
+    return out
+
+
+def replace(words: list[str], category: str, new: str) -> list[str] | None:
+    """The caption with its mention of ``category`` named ``new`` instead ("a black dog" -> "a black
+    horse"), plural kept; None when it names no such thing."""
+    span = _find(words, category)
+    if span is None:
+        return None
+    start, end = span
+    was_plural = singular(words[end - 1]) != words[end - 1]
+    phrase = (plural(new) if was_plural else new).split()
+    return _articles(words[:start] + phrase + words[end:])

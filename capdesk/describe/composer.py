@@ -1,0 +1,67 @@
+"""The one writer of a picture's words: the alt text and the long description, from what
+``capdesk.describe.policy`` allows (a ``Decision``), following alt-text practice (WCAG 2.2 SC 1.1.1).
+
+The alt text: the scene caption as fact or as "Probably ..."; where no caption is said, the objects
+seen ("Two people and a dog."), the tags ("May contain: a raccoon."), the text read ('Text: "..."'), or
+what the pixels show ("A blank white image."); else nothing. It never speaks about the software or the
+model (WCAG failure F30), and why a picture needs a person's review goes to ``reason``, never into it;
+an empty alt text is always marked for review, because empty alt marks an image as decorative.
+"""
+
+from __future__ import annotations
+
+from capdesk.describe.alttext import Wording, caption_as_said, quoted_text
+from capdesk.describe.pixelfacts import PictureFacts
+from capdesk.describe.plainwords import listed
+from capdesk.describe.policy import Decision
+from capdesk.status import SaidAs
+
+
+def sentence_of(phrases: list[str]) -> str:
+    """'Two people and a dog.' from ['two people', 'a dog']."""
+    text = listed(phrases)
+    return text[0].upper() + text[1:] + "." if text else ""
+
+
+def maybe_sentence(phrases: list[str]) -> str:
+    return "May contain: " + ", ".join(phrases) + "." if phrases else ""
+
+
+def alt_text(d: Decision, show_guess: bool = False) -> Wording:
+    """The alt text the decision allows, with its standing and why it needs review."""
+    said = d.said_as in (SaidAs.FACT, SaidAs.PROBABLY)
+    parts = [caption_as_said(d.caption, d.said_as) if said else sentence_of(d.objects), maybe_sentence(d.maybe)]
+    if not said and show_guess and d.guess:
+        parts.append(f"Guess: {d.guess}")
+    if d.text:
+        parts.append(quoted_text(d.text))
+    if not said and not any(parts) and d.plain_fact:
+        parts.append(d.plain_fact)
+    alt = " ".join(p for p in parts if p)
+    reason = d.reason
+    if not alt:
+        reason = f"{reason}; nothing else was recognised, so the alt text is empty"
+    return Wording(alt, d.said_as, d.review or not alt, reason)
+
+
+def long_description(d: Decision, tags: list[tuple[str, float]], objects: list[tuple[str, float]],
+                     facts: PictureFacts | None) -> str:
+    """The extended description (IPTC ExtDescrAccessibility): the caption in the alt text's words (a
+    withheld one marked as a guess), the objects seen and the tags with how likely each is, the text
+    read, and plain facts about the pixels."""
+    parts = []
+    if d.said_as in (SaidAs.FACT, SaidAs.PROBABLY) and d.caption:
+        parts.append(caption_as_said(d.caption, d.said_as))
+    elif d.guess and d.said_as is not SaidAs.NONE:
+        parts.append(caption_as_said(d.guess, SaidAs.WITHHELD))
+    if objects:
+        parts.append("Objects seen: " + ", ".join(f"{name} ({round(p * 100)}% likely)" for name, p in objects) + ".")
+    if tags:
+        parts.append("Object tags: " + ", ".join(f"{name} ({round(p * 100)}% likely)" for name, p in tags) + ".")
+    if d.text:
+        parts.append(quoted_text(d.text).replace("Text:", "Text read in the picture:", 1))
+    if facts is not None:
+        parts.append(facts.sentence())
+        if facts.pages > 1:
+            parts.append(f"The file has {facts.pages} pages; this describes the first.")
+    return " ".join(parts)

@@ -1,0 +1,95 @@
+"""How many of a kind, and which sex, a sentence says: "a dog" is one, "two dogs", "people", "a group of
+men", "a man and a woman" are several; "a man" is male, "a girl" female. Read the same way from the
+model's captions (to mend them) and from the human captions (to measure them, ``training.who_count``).
+Two mentions in the singular count as several when joined ("a man and a woman", "another") or when the
+same noun is introduced twice ("a black dog ... a brown dog"); otherwise they are one, since a sentence
+often names the same person twice ("a baby ... the young child").
+"""
+
+from __future__ import annotations
+
+from capdesk.describe.objects import _LONGEST, OBJECTS, PHRASES, _plural, tokens
+
+MALE = frozenset({"man", "men", "boy", "boys", "guy", "guys", "gentleman", "gentlemen", "father", "son", "sons",
+                  "brother", "brothers", "policeman", "policemen", "fisherman", "fishermen", "businessman",
+                  "boyfriend", "groom", "dad", "grandfather", "husband", "king", "male", "males"})
+FEMALE = frozenset({"woman", "women", "girl", "girls", "lady", "ladies", "mother", "daughter", "daughters",
+                    "sister", "sisters", "bride", "girlfriend", "waitress", "policewoman", "mom", "grandmother",
+                    "wife", "queen", "female", "females"})
+
+# Words that say several by themselves.
+COLLECTIVE = frozenset({"people", "crowd", "team", "family", "audience", "spectators", "onlookers", "customers",
+                        "members", "couple", "children", "men", "women", "gentlemen", "policemen", "fishermen",
+                        "cattle", "oxen", "geese", "mice", "knives"})
+NO_NUMBER = frozenset({"sheep", "skis", "deer", "fish"})
+JOINING = frozenset({"and", "another", "other", "second", "while"})
+SEVERAL_BEFORE = frozenset({"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several",
+                            "many", "some", "few", "multiple", "numerous", "group", "groups", "pair", "herd",
+                            "flock", "pack", "bunch", "lots", "lot", "dozens", "both", "other"})
+
+
+def _plural_words() -> frozenset[str]:
+    out = set(COLLECTIVE)
+    for words in OBJECTS.values():
+        for w in words:
+            last = w.split()[-1]
+            if last not in COLLECTIVE:
+                out |= _plural(last)
+    return frozenset(out)
+
+
+PLURAL = _plural_words()
+
+
+def gender(text: str) -> str | None:
+    """"male", "female", "both" or None: the sexes a text names people by."""
+    w = set(tokens(text))
+    m, f = bool(w & MALE), bool(w & FEMALE)
+    return "both" if m and f else "male" if m else "female" if f else None
+
+
+def _indefinite(w: list[str], i: int) -> bool:
+    """Whether the noun phrase ending before word ``i`` opens with "a" or "an" ("a black dog")."""
+    return bool({"a", "an"} & set(w[max(i - 3, 0):i]))
+
+
+def _number(w: list[str], i: int, n: int, cat: str, nouns: dict[str, set[str]]) -> str | None:
+    """"one", "several" or None (no number) for the mention of ``cat`` in words ``i`` to ``i + n``."""
+    last = w[i + n - 1]
+    before = w[i - 1] if i else ""
+    before2 = w[i - 2] if i > 1 else ""
+    if last in NO_NUMBER:
+        return None
+    if last in PLURAL or before in SEVERAL_BEFORE or (before == "of" and before2 in SEVERAL_BEFORE):
+        return "several"
+    if cat in nouns and set(w[max(i - 3, 0):i]) & JOINING:
+        return "several"  # "a man and a woman"; "a baby ... the young child" is one child
+    if last in nouns.get(cat, ()) and _indefinite(w, i):
+        return "several"  # "a black dog ... a brown dog"
+    nouns.setdefault(cat, set()).add(last)
+    return "one"
+
+
+def numbers(text: str) -> dict[str, str]:
+    """Category -> "one" or "several" for each category the text names with a number it can be read as."""
+    w = tokens(text)
+    nouns: dict[str, set[str]] = {}
+    found: dict[str, set[str | None]] = {}
+    i = 0
+    while i < len(w):
+        for n in range(min(_LONGEST, len(w) - i), 0, -1):
+            cat = PHRASES.get(tuple(w[i:i + n]))
+            if cat is None:
+                continue
+            if cat:
+                found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns))
+            i += n - 1
+            break
+        i += 1
+    out: dict[str, str] = {}
+    for cat, said in found.items():
+        if "several" in said:
+            out[cat] = "several"
+        elif None not in said:
+            out[cat] = "one"
+    return out

@@ -1,0 +1,370 @@
+"""The one place that decides what may be said about a picture, and how surely.
+
+From a picture's ``PictureEvidence`` alone: whether the scene caption is said as fact, as "Probably
+...", or withheld; which of the beam's captions, with which words mended (who, how many, a noun the
+picture does not hold); and, where no caption is said, which objects and tags are. The words are
+written by ``capdesk.describe.composer``. Every threshold is here, with the measurement that set it
+(docs/training.md, "What the alt text says, from one evidence record").
+
+A person, animal or vehicle that a said caption names must be seen: by the object detector (its
+calibrated score, ``capdesk.describe.calibration``) or, for animals and vehicles, by an ImageNet tag.
+Where the detector is missing (not installed, or a bundle that fails its check) nothing can be checked
+that way and the caption stands on its trust alone, as before the detector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from capdesk.describe import captionfix
+from capdesk.describe.alttext import clean_caption
+from capdesk.describe.evidence import Finalist, PictureEvidence
+from capdesk.describe.numbers import numbers
+from capdesk.describe.objects import mentions, said_name, tokens
+from capdesk.describe.plainwords import category_of, counted, plain_name
+from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
+from capdesk.status import SaidAs
+
+PEOPLE = frozenset({"person"})
+ANIMALS = frozenset({"bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe"})
+VEHICLES = frozenset({"bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
+CHECKED = PEOPLE | ANIMALS | VEHICLES  # what a said caption may name only when it is seen
+
+# The trust score reads as the probability that a caption names no absent object. Fact from 0.80: the
+# lowest at which, on the everyday val split, the facts of each collection name an absent object at
+# most 5% of the time; withheld under 0.10 (12 of 13 such val captions named an absent object).
+# (The two numbers are defined in capdesk.limits, which the window's help can read.)
+TRUST_FACT = TRUST_FACT_THRESHOLD
+TRUST_PROBABLY = TRUST_PROBABLY_THRESHOLD
+# A caption is said as fact only for a picture at least as typical of the model's pictures as this share
+# of its own val photos (``capdesk train ground`` writes that quantile of their domain ratios as the
+# manifest's trust.fact_domain_ratio): photos unlike the training photos fool the concepts as much as the
+# captioner (an astronaut in a suit, a horse's silhouette, a motorbike parked indoors).
+FACT_ZONE_QUANTILE = 0.875
+# The figures below are on the everyday val split (Flickr8k 1,000 photos), one threshold moved at a time
+# around the shipped setting (training/studies/policy_sweep.py on a facts_eval.py --dump; docs/training.md,
+# "What the alt text says, from one evidence record"): share said as fact / facts naming an absent object /
+# facts contradicting the human captions in who or how many.
+#
+# A person named by a caption counts as seen from this calibrated detector score: 0.3 gives 64.8% / 2.0% /
+# 10.8%, 0.5 64.2% / 1.9% / 10.8%, 0.7 62.9% / 1.9% / 11.0%.
+PERSON_SEEN = 0.5
+# From this score (the detector's listing floor) a person not quite seen makes the caption "Probably" at
+# most instead of withheld: the facts do not change, and empty alt texts fall from 3.8% to 2.9%.
+PERSON_FAINT = 0.3
+# An animal or a vehicle counts as seen from this calibrated detector score (0.5: Flickr8k 63.8% / 2.0%,
+# COCO 1.0% absent against 2.0%: within noise either way), or from this ImageNet tag probability for a tag
+# of its category (the trust score's own evidence floor; 0.35 and 0.5 change nothing measurable).
+THING_SEEN = 0.3
+TAG_SEEN = 0.2
+# How many. A caption saying one becomes the detector's number where it finds two or more boxes from
+# COUNT_SURE (0.7: 68.2% / 1.8% / 11.6%; 0.9: 64.2% / 1.9% / 10.8%; never: 57.5% / 2.1% / 8.5%, COCO
+# 9.7% / 7.1% / 4.4% who-many). A caption saying several becomes one where it finds at most one box from
+# COUNT_ANY (0.3: 63.1% / 1.7% / 10.6%; 0.5: 64.2% / 1.9% / 10.8%; 0.7: 65.4% / 2.0% / 11.6%; 0.5 also
+# leaves the astronaut one person). Each counted box is at least COUNT_AREA of the largest of its kind: the
+# calibrated score of a second box is its class's photo-level score, so a sliver at a portrait's edge
+# would count.
+COUNT_SURE = 0.9
+COUNT_ANY = 0.5
+COUNT_AREA = 0.25
+# A number the detector does not confirm is no fact: one, where it sees two boxes from COUNT_DOUBT of at
+# least DOUBT_AREA of the largest (0.5: 63.5% / 1.6% / 11.5%; 0.7: 64.2% / 1.9% / 10.8%); several, where it
+# sees fewer than SEVERAL_BOXES (none: 67.7% / 1.9% / 12.4%; 2: 64.2% / 1.9% / 10.8%; 3: 58.5% / 2.1% /
+# 10.6%).
+COUNT_DOUBT, DOUBT_AREA = 0.7, 0.1
+SEVERAL_BOXES = 2
+# Tried and not shipped: a number said as fact only where the beam's other captions say it too (60.5% /
+# 2.0% / 10.1%), and several people only where the concepts give "group" 0.3 (54.5% / 2.2% / 10.1%): each
+# takes more facts away than contradictions. 5% who-many is reached only near 45% facts.
+COUNT_AGREE = False
+GROUP_SEEN = 0.0
+# Who: "man", "woman", "boy", "girl" are said only where reliable. On val the references contradict the
+# captions' "man" 15% of the time, "woman" 10%, "boy" 18%, "girl" 15%, and neither the finalists'
+# agreement nor anything else cheap separates right from wrong; saying them gives 17.4% who-many against
+# 10.8% (and 0.02 more BLEU-4), so they are said as "person", "child".
+SAY_SEX = False
+# Said without a scene caption: an object from this calibrated score (from 0.7, 94% of the classes the
+# detector lists are named by the photo's human captions; docs/detector.md, "The listing floor").
+SAY_OBJECT = 0.7
+# An ImageNet tag is said ("May contain: ...") from the model's own floor (manifest tags.threshold, 0.7):
+# on the everyday val split 89% of top tags from 0.7 name what a human caption names (the tag's plain word
+# or its COCO category), against 61-64% from 0.5 to 0.7, too often wrong to say even when nothing else is.
+#
+# Without a detector, the concepts' objects are said in place of a withheld caption from this probability.
+CONCEPT_SAY = 0.6
+# A model of pictures seen from above (the aerial one) is said as fact only when the everyday evidence does
+# not show a close-up: no detected object this sure, of a kind not seen from above, covering this share of
+# the picture. On the aerial model's val photos the detector finds such an object in 0.65% (5% from 0.5:
+# big false "person" boxes over textures), and none of the 8 test facts it took away named an absent object.
+CLOSE_UP_SCORE, CLOSE_UP_AREA = 0.8, 0.15
+SEEN_FROM_ABOVE = frozenset({"airplane", "boat", "car", "truck", "bus", "train"})
+MAX_SAID = 3  # objects said in place of a scene caption
+
+
+@dataclass
+class Options:
+    tags: str = "auto"  # "auto" | "always" | "never"
+    show_guess: bool = False
+    low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD  # the user's threshold (a stricter one takes facts away)
+
+
+@dataclass
+class Decision:
+    """What may be said about one picture (the composer words it)."""
+
+    said_as: SaidAs
+    caption: str = ""  # the scene caption as it may be said (cleaned and mended); "" when not said
+    guess: str = ""  # the model's caption, cleaned, when it is withheld
+    objects: list[str] = field(default_factory=list)  # "a cat", "two people": seen, said when no caption is
+    maybe: list[str] = field(default_factory=list)  # tags said as "May contain: ..."
+    text: str | None = None
+    plain_fact: str = ""
+    reason: str | None = None
+    mended: list[str] = field(default_factory=list)  # what the evidence changed in the caption, for --json
+
+    @property
+    def review(self) -> bool:
+        return self.said_as is not SaidAs.FACT
+
+
+def _tag_categories(ev: PictureEvidence, floor: float) -> dict[str, tuple[str, float]]:
+    """Category -> (plain word, probability) of the tags from ``floor`` that name a COCO category."""
+    out: dict[str, tuple[str, float]] = {}
+    for label, p in ev.tags:
+        word = plain_name(label)
+        cat = category_of(word)
+        if cat and p >= floor and cat not in out:
+            out[cat] = (word, p)
+    return out
+
+
+def seen(ev: PictureEvidence, category: str) -> bool:
+    if category in PEOPLE:
+        return ev.best_detection(category) >= PERSON_SEEN
+    return ev.best_detection(category) >= THING_SEEN or category in _tag_categories(ev, TAG_SEEN)
+
+
+def checkable(ev: PictureEvidence) -> bool:
+    """Whether the detector can vouch for what the caption names: it looked, and the caption's model
+    describes pictures taken on the ground, as the detector's own. From a satellite the detector sees no
+    car: on the aerial model's val photos, requiring it would have taken 117 of 1,080 facts away (11%),
+    of which 16 named an absent object."""
+    return ev.detector and not ev.overhead
+
+
+def faint(ev: PictureEvidence, category: str) -> bool:
+    """Whether a person the detector does not quite see is there at all (a caption naming one is then
+    "Probably" at most, rather than withheld)."""
+    return category in PEOPLE and ev.best_detection(category) >= PERSON_FAINT
+
+
+def unseen(ev: PictureEvidence, text: str) -> list[str]:
+    """The people, animals and vehicles ``text`` names that the evidence does not show."""
+    if not checkable(ev):
+        return []
+    return [c for c in mentions(text) if c in CHECKED and not seen(ev, c)]
+
+
+def standing(ev: PictureEvidence, f: Finalist, opts: Options) -> tuple[SaidAs, str | None]:
+    """How surely one caption may be said, by its trust (or confidence) and the picture's place."""
+    if ev.in_domain is False and not (ev.near and ev.has_trust):
+        where = ev.domain or "its training pictures"
+        return SaidAs.WITHHELD, f"the picture is unlike those the model knows ({where}), so its scene caption was " \
+                                "withheld"
+    if ev.has_trust and f.trust is not None:
+        if f.trust < TRUST_PROBABLY:
+            return SaidAs.WITHHELD, (f"the caption is more likely than not to name something that is not there "
+                                     f"(trust {f.trust:.2f}), so it was withheld")
+        if f.trust < TRUST_FACT:
+            return SaidAs.PROBABLY, f"the caption may name something that is not there (trust {f.trust:.2f})"
+        if opts.low_confidence != DEFAULT_CONFIDENCE_THRESHOLD and f.confidence < opts.low_confidence:
+            return SaidAs.PROBABLY, f"the model was unsure (confidence {f.confidence:.2f})"
+        if not ev.typical or ev.in_domain is False:
+            return SaidAs.PROBABLY, ("the picture is less like the model's training photos than those its captions "
+                                     "are said as fact for, so the caption may be wrong")
+        return SaidAs.FACT, None
+    if f.confidence < opts.low_confidence:
+        return SaidAs.PROBABLY, f"the model was unsure (confidence {f.confidence:.2f})"
+    if ev.overhead and close_up(ev):
+        return SaidAs.PROBABLY, "the objects seen in the picture are close up, unlike the model's pictures"
+    return SaidAs.FACT, None
+
+
+def close_up(ev: PictureEvidence) -> bool:
+    """Whether the detector sees an object that fills much of the picture (not a scene seen from afar)."""
+    w, h = ev.size or _extent(ev)
+    for d in ev.detections:
+        x0, y0, x1, y1 = d.box
+        big = w and h and (x1 - x0) * (y1 - y0) >= CLOSE_UP_AREA * w * h
+        if d.score >= CLOSE_UP_SCORE and big and d.label not in SEEN_FROM_ABOVE:
+            return True
+    return False
+
+
+def _extent(ev: PictureEvidence) -> tuple[int, int]:
+    """The picture's size as far as the boxes tell (they are clipped to it), for a record without one."""
+    return (max((d.box[2] for d in ev.detections), default=0), max((d.box[3] for d in ev.detections), default=0))
+
+
+_ORDER = {SaidAs.FACT: 0, SaidAs.PROBABLY: 1, SaidAs.WITHHELD: 2, SaidAs.NONE: 3}
+
+
+def _weaker(a: tuple[SaidAs, str | None], b: tuple[SaidAs, str | None]) -> tuple[SaidAs, str | None]:
+    return a if _ORDER[a[0]] >= _ORDER[b[0]] else b
+
+
+def choose(ev: PictureEvidence, opts: Options) -> tuple[Finalist, tuple[SaidAs, str | None], list[str]]:
+    """The caption to say: the best finalist the evidence agrees with, or the best one with its unseen
+    nouns replaced by what was seen; with its standing and what was changed."""
+    best = ev.finalists[0]
+    first = standing(ev, best, opts)
+    if first[0] in (SaidAs.WITHHELD, SaidAs.NONE) or not unseen(ev, best.text):
+        return best, first, []
+    for k, f in enumerate(ev.finalists[1:], 2):
+        st = standing(ev, f, opts)
+        if st[0] in (SaidAs.FACT, SaidAs.PROBABLY) and not unseen(ev, f.text):
+            return f, st, [f"beam caption {k} of {len(ev.finalists)}: the first named what was not seen"]
+    missing = unseen(ev, best.text)
+    if all(faint(ev, c) for c in missing):
+        named = ", ".join(said_name(c) for c in missing)
+        return best, _weaker(first, (SaidAs.PROBABLY, f"the {named} the caption names is only faintly seen")), []
+    words = tokens(best.text)
+    changed = []
+    for cat in missing:
+        new = _substitute(ev, cat, best.text)
+        mended = captionfix.replace(words, cat, new) if new else None
+        if mended is None:
+            return best, (SaidAs.WITHHELD, f"the caption names a {said_name(cat)} that was not seen, "
+                                           "so it was withheld"), []
+        words, changed = mended, [*changed, f"{said_name(cat)} -> {new}"]
+    said = _weaker(first, (SaidAs.PROBABLY, f"the caption named what was not seen ({', '.join(changed)})"))
+    return replace(best, text=captionfix.sentence(words)), said, changed
+
+
+def _substitute(ev: PictureEvidence, cat: str, text: str) -> str | None:
+    """What was seen in place of an unseen animal or vehicle: the surest seen one of its kind."""
+    group = ANIMALS if cat in ANIMALS else VEHICLES if cat in VEHICLES else None
+    if group is None:
+        return None
+    named = set(mentions(text))
+    tagged = _tag_categories(ev, TAG_SEEN)
+    found = [(ev.best_detection(c), c) for c in group if c not in named and seen(ev, c)]
+    if not found:
+        return None
+    _, c = max(found)
+    return tagged[c][0] if c in tagged else said_name(c)
+
+
+def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
+    opts = opts or Options()
+    if ev.caption is None:
+        return _without_caption(ev, opts, SaidAs.NONE, "the model gave no caption", "")
+    guess = clean_caption(ev.caption.text)
+    f, (said_as, reason), mended = choose(ev, opts)
+    if said_as in (SaidAs.WITHHELD, SaidAs.NONE):
+        return _without_caption(ev, opts, said_as, reason, guess)
+    words = tokens(f.text)
+    if not SAY_SEX:
+        neutral = captionfix.neutral(words)
+        if neutral != words:
+            words, mended = neutral, [*mended, "who: said as a person or a child"]
+    words, counts, doubt = _recount(ev, words)
+    if doubt and said_as is SaidAs.FACT:
+        said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
+    cap = clean_caption(captionfix.sentence(words))
+    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts)
+    d.maybe = _tags_with_caption(ev, opts, d)
+    return d
+
+
+def _recount(ev: PictureEvidence, words: list[str]) -> tuple[list[str], list[str], bool]:
+    """The caption with how many people and animals it says mended where the detector is sure, what
+    was changed, and whether a number it says is in doubt (the detector sees more than it says)."""
+    if not checkable(ev):
+        return words, [], False
+    changed, doubt = [], False
+    for cat, n in numbers(" ".join(words)).items():
+        if cat not in PEOPLE | ANIMALS:
+            continue
+        sure, anywhere = ev.count(cat, COUNT_SURE, COUNT_AREA), ev.count(cat, COUNT_ANY, COUNT_AREA)
+        want = 1 if n == "several" and anywhere <= 1 else sure if n == "one" and sure >= 2 else None
+        mended = None if want is None else captionfix.recount(words, cat, want)
+        if mended is not None:
+            words = mended
+            changed.append(f"how many {said_name(cat)}: {want}")
+        else:
+            doubt = doubt or count_in_doubt(ev, cat, n)
+    return words, changed, doubt
+
+
+def count_in_doubt(ev: PictureEvidence, cat: str, n: str) -> bool:
+    """Whether the evidence leaves the caption's "one" or "several" of ``cat`` unconfirmed: the detector
+    sees more than one where it says one (or too few where it says several), the beam's other captions
+    say another number, or, for several people, the concepts do not see a group."""
+    boxes = ev.count(cat, COUNT_DOUBT, DOUBT_AREA)
+    if boxes >= 2 if n == "one" else boxes < SEVERAL_BOXES:
+        return True
+    if COUNT_AGREE and any(numbers(f.text).get(cat, n) != n for f in ev.finalists[1:]):
+        return True
+    return n == "several" and cat in PEOPLE and bool(ev.concepts) and ev.concepts.get("group", 0.0) < GROUP_SEEN
+
+
+def _tags_with_caption(ev: PictureEvidence, opts: Options, d: Decision) -> list[str]:
+    """Tags said beside a caption: never one that contradicts it, and only one that adds to it."""
+    if opts.tags == "never" or (opts.tags == "auto" and d.said_as is SaidAs.FACT):
+        return []
+    named = set(mentions(d.caption))
+    said = {captionfix.singular(w) for w in tokens(d.caption)}
+    out = []
+    for label, p in ev.tags:
+        if p < ev.tag_threshold:
+            continue
+        word = plain_name(label)
+        cat = category_of(word)
+        if cat and cat not in named and any(_same_kind(cat, c) for c in named):
+            continue  # a dog tag beside a horse caption: one of them is wrong, and the caption was checked
+        if all(captionfix.singular(w) in said for w in tokens(word)):
+            continue
+        out.append(counted(word, 1))
+    return out
+
+
+def _same_kind(a: str, b: str) -> bool:
+    return any(a in g and b in g for g in (PEOPLE, ANIMALS, VEHICLES))
+
+
+def _without_caption(ev: PictureEvidence, opts: Options, said_as: SaidAs, reason: str | None,
+                     guess: str) -> Decision:
+    """What is seen, when no scene caption is said: confident objects, tags, text, or the pixels."""
+    objects, covered = seen_objects(ev)
+    maybe = []
+    if opts.tags != "never":
+        floor = ev.tag_threshold
+        for label, p in ev.tags:
+            word = plain_name(label)
+            cat = category_of(word)
+            if p >= floor and (cat is None or cat not in covered) and len(objects) + len(maybe) < MAX_SAID:
+                maybe.append(counted(word, 1))
+    return Decision(said_as, "", guess, objects, maybe, ev.text, ev.plain_fact, reason)
+
+
+def seen_objects(ev: PictureEvidence) -> tuple[list[str], set[str]]:
+    """'two people', 'a fire truck': the confident detections (named as a tag of theirs names them,
+    when one does), and the categories they cover."""
+    if not ev.detector:
+        if ev.in_domain and ev.caption is not None and ev.concepts:
+            words = [w for w, p in sorted(ev.concepts.items(), key=lambda wp: -wp[1])
+                     if p >= CONCEPT_SAY and category_of(w) and w != "person"]
+            return [counted(w, 1) for w in words[:MAX_SAID]], {category_of(w) or w for w in words[:MAX_SAID]}
+        return [], set()
+    tagged = _tag_categories(ev, ev.tag_threshold)
+    best: dict[str, float] = {}
+    for d in ev.detections:
+        # Said from SAY_OBJECT, or from THING_SEEN where a tag of the same kind agrees (two witnesses, and
+        # then as sure as the surer of them: the cup the tag calls espresso comes before the table).
+        if d.score >= SAY_OBJECT or (d.score >= THING_SEEN and d.label in tagged):
+            best[d.label] = max(best.get(d.label, 0.0), d.score, tagged.get(d.label, ("", 0.0))[1])
+    said = sorted(best, key=lambda label: -best[label])[:MAX_SAID]
+    out = [counted(tagged[c][0] if c in tagged else said_name(c), max(ev.count(c, COUNT_SURE, COUNT_AREA), 1))
+           for c in said]
+    return out, set(said)

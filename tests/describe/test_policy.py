@@ -1,0 +1,121 @@
+"""One evidence record, one decision, one composer: a caption says only what was seen (people, animals,
+vehicles), counts come from the detector where it is sure, and a picture whose caption is not said is
+described by what was seen."""
+
+from __future__ import annotations
+
+import pytest
+from evidence_helpers import evidence, said
+
+from capdesk.describe import policy
+from capdesk.describe.captionfix import neutral, recount, replace, sentence
+from capdesk.describe.evidence import PictureEvidence, overhead
+from capdesk.describe.numbers import gender, numbers
+from capdesk.status import SaidAs
+
+ONE_PERSON = [("person", 0.99, (40, 10, 160, 100))]
+
+
+def test_an_unseen_person_is_never_said():
+    w = said("A person standing in a grassy field with a green sky.", trust=0.96, detections=[])
+    assert w.said_as == "withheld" and "person" not in w.text and "not seen" in w.reason
+    assert w.review
+
+
+def test_the_best_finalist_the_evidence_agrees_with_is_said():
+    w = said("A group of people standing in a stream in the woods.", trust=0.9,
+             finalists=[("A stream in the woods.", 0.85)], detections=[])
+    assert w.text == "A stream in the woods." and w.said_as == "fact"
+
+
+def test_an_unseen_animal_is_replaced_by_the_one_seen():
+    w = said("A black dog is running through a grassy field.", trust=0.99,
+             tags=[("common sorrel horse", 0.6)], detections=[("horse", 0.8)])
+    assert w.text == "Probably a black horse is running through a grassy field."
+    assert w.said_as == "probably" and "dog -> horse" in w.reason
+
+
+def test_counts_come_from_the_detector_where_it_is_sure():
+    w = said("A group of people standing next to each other.", trust=0.99, detections=ONE_PERSON)
+    assert w.text == "A person standing."
+    two = [("person", 0.95, (0, 0, 90, 100)), ("person", 0.9, (100, 0, 190, 100))]
+    assert said("A man is walking down the street.", trust=0.99, detections=two).text == (
+        "Two people are walking down the street.")
+    # A sliver at the edge is no second person, whatever its class's score.
+    sliver = ONE_PERSON + [("person", 0.8, (190, 0, 200, 30))]
+    assert said("A group of people standing on a beach.", trust=0.99, detections=sliver).text == (
+        "A person standing on a beach.")
+    # Many people: "a group", never "one".
+    crowd = [("person", 0.95, (i * 20, 0, i * 20 + 18, 90)) for i in range(8)]
+    assert said("A man standing in a street.", trust=0.99, detections=crowd).text == (
+        "A group of people standing in a street.")
+
+
+def test_who_is_said_only_as_far_as_it_is_reliable():
+    girl = "a little girl in a pink dress is running with her dog"
+    assert sentence(neutral(girl.split(" "))) == "A little child in a pink dress is running with their dog."
+    w = said("A man in a red shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON)
+    assert w.text == "A person in a red shirt is climbing a rock."
+
+
+def test_without_a_detector_the_caption_stands_on_its_trust():
+    w = said("A group of people standing in a field.", trust=0.99, detections=None)
+    assert w.said_as == "fact" and "people" in w.text
+
+
+def test_without_a_trusted_caption_what_was_seen_is_said():
+    w = said("A person holding a tennis ball in its mouth.", in_domain=False,
+             tags=[("cat", 0.8)], detections=[("cat", 0.9)])
+    assert w.text == "A cat." and w.said_as == "withheld" and w.review
+    w = said("", in_domain=False, tags=[("coffee mug", 0.8), ("keyboard", 0.3)],
+             detections=[("cat", 0.9), ("cup", 0.5), ("keyboard", 0.75)])
+    assert w.text == "A cat, a mug and a keyboard."
+    w = said("Leaves.", in_domain=False, tags=[("raccoon", 0.8)], detections=[])
+    assert w.text == "May contain: a raccoon."  # a tag alone is said as what it is, a possibility
+    people = [("person", 0.95, (0, 0, 90, 100)), ("person", 0.9, (100, 0, 190, 100)), ("dog", 0.9)]
+    assert said("", in_domain=False, detections=people).text == "Two people and a dog."
+
+
+def test_an_aerial_caption_is_no_fact_for_a_close_up():
+    board = [("keyboard", 0.85, (0, 0, 180, 90))]
+    w = said("Many buildings and green trees are in a school.", detections=board, overhead=True)
+    assert w.said_as == "probably" and "close up" in w.reason
+    assert said("Many buildings and green trees are in a school.", detections=[], overhead=True).said_as == "fact"
+    # Seen from above, an airplane may fill the picture; and the detector cannot vouch for a car from a
+    # satellite, so an aerial caption is not withheld for naming one.
+    plane = [("airplane", 0.9, (0, 0, 180, 90))]
+    assert said("An airplane is parked at the airport.", detections=plane, overhead=True).said_as == "fact"
+    assert said("Many cars are parked near a building.", detections=[], overhead=True).said_as == "fact"
+    # A model of photos taken on the ground, without a trust score, is checked against the detector.
+    assert said("A group of people on a beach.", detections=ONE_PERSON).text == "A person on a beach."
+
+
+def test_which_models_see_from_above():
+    assert overhead({"domain": "aerial and satellite photos"}) and not overhead({"domain": "everyday photos"})
+    assert overhead({"view": "overhead", "domain": "drone pictures"}) and not overhead({"view": "ground"})
+
+
+def test_numbers_and_sexes_read_from_a_sentence():
+    assert numbers("A man and a woman walk two dogs") == {"person": "several", "dog": "several"}
+    assert numbers("A baby sitting in a chair, the young child smiles") == {"person": "one", "chair": "one"}
+    assert gender("A boy and his dog") == "male" and gender("a man and a woman") == "both"
+
+
+@pytest.mark.parametrize("caption, cat, n, want", [
+    ("two dogs are swimming in the water", "dog", 1, "A dog is swimming in the water."),
+    ("a man in a red shirt is climbing a rock", "person", 2, "Two men in a red shirt are climbing a rock."),
+    ("a group of people walking down the street", "person", 1, "A person walking down the street."),
+])
+def test_recount(caption, cat, n, want):
+    assert sentence(recount(caption.split(), cat, n)) == want
+
+
+def test_replace_keeps_the_number():
+    assert sentence(replace(["two", "dogs", "play"], "dog", "horse")) == "Two horses play."
+
+
+def test_evidence_records_round_trip():
+    ev = evidence("A dog.", trust=0.9, detections=[("dog", 0.9)], tags=[("dog", 0.7)])
+    back = PictureEvidence.from_record(ev.to_record())
+    assert back == ev
+    assert policy.decide(back).said_as is SaidAs.FACT
