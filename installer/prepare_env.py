@@ -32,7 +32,8 @@ def runtime_requirements() -> list[str]:
     left out): installing rapidocr with its own dependencies would bring opencv-python, whose
     removal afterwards deletes the cv2 files the headless build shares with it."""
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    return [re.sub(r"^pyside6\b", "PySide6-Essentials", d, flags=re.I) for d in deps
+    # (pyproject names PySide6-Essentials itself now; an older "pyside6" is still narrowed to it)
+    return [re.sub(r"^pyside6(?=\s*[<>=!~;]|$)", "PySide6-Essentials", d, flags=re.I) for d in deps
             if not re.match(r"^rapidocr", d, flags=re.I)]
 
 

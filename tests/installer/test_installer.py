@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,8 @@ def test_build_environment_takes_runtime_requirements_without_torch():
     # Text reading is installed apart (OpenCV's headless build, or nothing with --no-ocr).
     assert len(reqs) == len([d for d in declared if not d.startswith("rapidocr")]) == len(declared) - 1
     assert any(r.startswith("PySide6-Essentials") for r in reqs)
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+\s*([<>=!~].*)?(;.*)?", r) and "Essentials-Essentials" not in r
+               for r in reqs), reqs  # each a requirement pip takes
     assert not any(r.startswith("rapidocr") for r in reqs)
     assert not any(r.lower().startswith(("pyside6>", "pyside6=", "torch")) for r in reqs)
     assert prepare.PYINSTALLER.startswith("pyinstaller==")
