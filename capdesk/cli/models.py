@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -86,7 +87,22 @@ def cmd_verify(ns: argparse.Namespace) -> int:
                 print(f"FAILED\t{shown(b.name)}\t{shown(e)}")
         else:
             print(f"OK\t{shown(b.name)}\t{shown(b.path)}\t{len(b.manifest['files'])} files verified")
+    if ns.name is None:  # everything installed: the object detector every model uses too
+        bad = _verify_detector() or bad
     return EXIT_SOME_FAILED if bad else EXIT_OK
+
+
+def _verify_detector() -> bool:
+    """The detector's files against their sha256, said as the models' are; True when something is wrong."""
+    from capdesk.describe.detector import DetectorError, find_folder, verify
+
+    errs = verify()
+    for e in errs:
+        print(f"FAILED\tdetector\t{shown(e)}")
+    if not errs:
+        with contextlib.suppress(DetectorError):
+            print(f"OK\tdetector\t{shown(find_folder())}")
+    return bool(errs)
 
 
 def cmd_import(ns: argparse.Namespace) -> int:

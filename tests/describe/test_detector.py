@@ -197,3 +197,17 @@ def test_val_measurement_runs_on_a_few_photos(tmp_path, capsys, monkeypatch):
     assert detector_eval.main(["--limit", "6", "--cache", str(tmp_path / "scores.npz")]) == 0
     out = capsys.readouterr().out
     assert "| person |" in out and "ms per picture" in out and "picodet416-stretch" in out
+
+
+def test_models_verify_checks_the_detector_too(tmp_path):
+    import shutil as sh
+
+    from conftest import ROOT, run_cli
+
+    r = run_cli("models", "verify")
+    assert r.returncode == 0 and "OK\tdetector\t" in r.stdout
+    broken = tmp_path / "detector"
+    sh.copytree(ROOT / "models" / "detector", broken)
+    (broken / "labels.json").write_text("[]", encoding="utf-8")
+    r = run_cli("models", "verify", env={"CAPDESK_DETECTOR": str(broken)})
+    assert r.returncode == 1 and "FAILED\tdetector\t" in r.stdout
