@@ -40,9 +40,17 @@ def details(p: Picture) -> str:
     cap = ""
     if d.caption is not None:
         cap = f"the model's guess, withheld: {d.caption.text}" if p.withheld else f"caption: {d.caption.text}"
+        said = d.said_caption
+        if not p.withheld and said and _plain(said) != _plain(d.caption.text):
+            # Mended by what was seen: the words below (and their maps) are the model's own, not the alt text's.
+            cap = f"the model's own words: {d.caption.text} (said as: {said})"
     review = f"needs review: {p.reason}" if p.reason else ""
     parts = (f"model {d.model}", conf, dom, f"tags: {tag_text}" if tag_text else "", cap, review)
     return " · ".join(x for x in parts if x)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().removeprefix("probably").strip(" .").split())
 
 
 def fit(img: Image.Image, width: int, height: int) -> Image.Image:
