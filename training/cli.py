@@ -153,7 +153,7 @@ def register(sub, command: Command) -> None:
         return
     p = sub.add_parser(command.name, aliases=list(command.aliases), help=command.help)
     command.args(p)
-    p.set_defaults(run=command.run)
+    p.set_defaults(handler=command.run)  # (not 'run': export takes a run folder by that name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,7 +198,7 @@ def _main(argv: list[str] | None = None) -> int:
     if own is not None:
         return importlib.import_module(own.module).main(argv[1:])
     ns = build_parser().parse_args(argv)
-    return ns.run(ns)
+    return ns.handler(ns)
 
 
 if __name__ == "__main__":

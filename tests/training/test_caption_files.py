@@ -23,3 +23,14 @@ def test_a_huge_caption_file_is_refused_and_the_rest_read(tmp_path):
     assert [r.image.name for r in ds.records] == ["coffee.png"]
     assert any("chelsea.txt" in p and "too large" in p for p in ds.problems), ds.problems
     assert grown_mib < 100
+
+
+def test_every_training_command_parses_to_its_handler_whatever_its_arguments_are_called():
+    """`capdesk train export RUN ...` names its run folder `run`: the command's handler lives elsewhere."""
+    from training.cli import COMMANDS, build_parser
+
+    ns = build_parser().parse_args(["export", "runs/mine", "bundles/mine", "--name", "mine"])
+    assert ns.run == "runs/mine" and callable(ns.handler)
+    for c in COMMANDS:
+        if not c.module:
+            assert any(c.name in a for a in build_parser().format_help().split())
