@@ -126,6 +126,10 @@ class PicturePane(QWidget):
         self.strip.picked.connect(self.words.setCurrentRow)
         mv.addWidget(self.strip_area)
         self.info = StatusLabel("Caption details")
+        # Three lines whatever the text: the picture above keeps its size when the details change (a
+        # longer text must not shrink the view between one drawing of the picture and the next).
+        self.info.setFixedHeight(self.info.fontMetrics().lineSpacing() * 3 + 2)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         mv.addWidget(self.info)
         al = QLabel("&Alt text (edit and save with Ctrl+S)")
         self.alt = named(QPlainTextEdit(), "Alt text",
