@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from capdesk.imageio import is_image_path
 from capdesk.session import messages
 from capdesk.session.core import Kind, Session
 from capdesk.sidecars.writer import SidecarWriter
@@ -147,6 +148,22 @@ class BatchJob(FolderJob):
         return result, ""
 
 
+def captions_problem(folder: str) -> str | None:
+    """Why a folder cannot be taught from, found by listing it (no training loaded), or None: it is not a
+    folder, it holds no picture, or no picture has a caption file beside it."""
+    root = Path(folder)
+    if not root.is_dir():
+        return f"{folder} is not a folder"
+    pictures = [f for f in root.rglob("*") if is_image_path(f) and f.is_file()
+                and not any(part.startswith(".") for part in f.relative_to(root).parts)]
+    if not pictures:
+        return f"{folder} holds no pictures"
+    if not any(f.with_suffix(".txt").is_file() or f.with_name(f.name + ".txt").is_file() for f in pictures):
+        return (f"none of the {len(pictures)} pictures in {folder} has captions beside it; teaching needs a text "
+                "file of captions next to each picture (photo.jpg and photo.txt, one caption a line)")
+    return None
+
+
 class TeachJob:
     """Fine-tune a model on a folder of the person's pictures; the new model is installed for automatic
     use only when it proved itself (``training.finetune``), and never made the model in use."""
@@ -164,6 +181,14 @@ class TeachJob:
 
     def start(self) -> None:
         self.manifest, self.error, self.running = None, "", True
+        why = captions_problem(self.args[0])
+        if why is not None:  # answered at once, in the window: nothing to read for half a minute first
+            self.manifest, self.error, self.running = None, why, False
+            text = messages.teach_cannot_start(why)
+            if self.on_finished:
+                self.on_finished(None, text)
+            self.session.say(text)
+            return
         self._t0 = time.monotonic()
         self.session.say(messages.TEACH_PREPARING)
         self.session.runner.run(self._work, on_done=self._done, on_failed=lambda msg: self._done((None, msg)))

@@ -318,6 +318,10 @@ def teach_stopped(error: str) -> str:
     return f"Teaching stopped: {error}"
 
 
+def teach_cannot_start(why: str) -> str:
+    return f"Teaching cannot start: {why}"
+
+
 # Said when the Teach dialog opens where training cannot run: once, short, and nothing "stopped" (nothing
 # started); the dialog's status line holds the commands that add it.
 TEACH_UNAVAILABLE = "Teaching is not available in this install: it needs PyTorch. The status line says how to add it."

@@ -108,3 +108,38 @@ def test_models_dialog_removes_a_taught_model_and_refuses_a_shipped_one(qtbot, m
     assert "mine" not in [b.name for b in discover()[0]]
     assert w.settings.model == "" and "Automatic" in dlg.info.text()
     assert any("removed model 'mine'" in m.text.lower() for m in said)
+
+
+def test_teach_on_a_folder_without_captions_is_answered_at_once_in_the_window(qtbot, monkeypatch, tmp_path):
+    import shutil
+
+    from conftest import SAMPLES
+
+    from capdesk.gui import dialogs
+    from capdesk.gui.main_window import MainWindow
+    from capdesk.session.jobs import captions_problem
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for n in ("chelsea.png", "coffee.png"):
+        shutil.copy(SAMPLES / n, pics / n)
+    assert "none of the 2 pictures" in captions_problem(str(pics))
+    assert "not a folder" in captions_problem(str(tmp_path / "nowhere"))
+    (pics / "chelsea.txt").write_text("a cat on a rug\n", encoding="utf-8")
+    assert captions_problem(str(pics)) is None
+    (pics / "chelsea.txt").unlink()
+
+    w = MainWindow(Settings(speech="off", ocr="never"))
+    qtbot.addWidget(w)
+    said = []
+    w.session.message.connect(said.append)
+    dlg = dialogs.TeachDialog(w)
+    qtbot.addWidget(dlg)
+    if not dlg.start_btn.isEnabled():
+        pytest.skip("training is not installed here: the dialog says so before Start (tested above)")
+    dlg.folder.setPlainText(str(pics)) if hasattr(dlg.folder, "setPlainText") else dlg.folder.setText(str(pics))
+    dlg.start()
+    assert dlg.status.text().startswith("Teaching cannot start: none of the 2 pictures")
+    assert dlg.start_btn.isEnabled() and not dlg.job.running
+    assert said[-1].text == dlg.status.text() and "see above" not in said[-1].text

@@ -64,6 +64,8 @@ class TeachDialog(FolderJobDialog):
         self.job = TeachJob(self.session, self.folder.text().strip(), self.base.currentText(),
                             self.name.text().strip(), self.epochs.value(), self._progress, self._finished)
         self.job.start()
+        if not self.job.running:  # refused at once (no captions beside the pictures): already said
+            return
         self.status.setText(messages.TEACH_PREPARING)
         self._running(True)
 
