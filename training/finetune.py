@@ -31,6 +31,7 @@ from training.train import TrainConfig, default_cache_dir, setup_logging, train
 from training.vocab import Vocab
 
 log = logging.getLogger("training")
+MIN_WORD_COUNT = 2  # a new word is learnt from two captions at least: from one it is noise
 MIN_IMAGES = 20  # below this a model learns the captions by heart, not the pictures
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # auto: routed to automatically only when it proved itself (else used only when named); named: used
@@ -169,15 +170,17 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         # rate: a choice, not tuned; the demo's figures in docs/training.md are with it)
         encoder_lr=lr / 4,
         lr=lr, epochs=epochs, patience=3, val_fraction=val_fraction,
-        batch_size=32, min_count=2)
+        batch_size=32, min_count=MIN_WORD_COUNT)
     ds.ensure_splits(val_fraction=val_fraction, seed=cfg.seed, min_val=MIN_HELDOUT)
     vocab = Vocab(itos)
+    rare: dict[str, int] = {}
     vocab_file = work / "vocab.json"
     if vocab_file.exists():  # resuming: the vocabulary was fixed by the first run
         vocab = Vocab.load(vocab_file)
         added = vocab.itos[len(itos):]
     else:
-        added = vocab.extend((c for r in ds.split("train") for c in r.captions), min_count=2)
+        rare = vocab.too_rare((c for r in ds.split("train") for c in r.captions), min_count=MIN_WORD_COUNT)
+        added = vocab.extend((c for r in ds.split("train") for c in r.captions), min_count=MIN_WORD_COUNT)
     log.info("fine-tuning %s on %d images (%s); %d new words: %s", base_bundle.name, n,
              json.dumps(ds.summary()), len(added), ", ".join(added[:30]) + (" ..." if len(added) > 30 else ""))
     grown = grow_vocabulary(model, len(itos), len(vocab)) if added else model
@@ -192,7 +195,7 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         "licence": manifest.get("licence", {}),
         "metrics": {"heldout": {"split": "val (held out from the user's data)", "images": len(ds.split("val")),
                                 "decoding": "greedy", "before": before, "after": after}},
-        "training": {"data": ds.summary(), "new_words": added},
+        "training": {"data": ds.summary(), "new_words": added, "too_rare": rare, "min_word_count": MIN_WORD_COUNT},
     }
     dest.parent.mkdir(parents=True, exist_ok=True)
     # Measured where discovery cannot see it (a '.'-name), so it is never used before its verdict.
@@ -265,6 +268,12 @@ def report_lines(m: dict) -> list[str]:
                      f"automatic routing would give it {o.get('routed_to_new', 0)} of them")
     lines.append(f"its pictures: {ft['gate']['heldout_inside']} of your {ft['gate']['heldout']} held-out pictures "
                  "lie inside its domain gate")
+    tr = m.get("training") or {}
+    if tr.get("too_rare"):
+        rare = tr["too_rare"]
+        shown = ", ".join(f"{w} ({c})" for w, c in list(rare.items())[:20]) + (" ..." if len(rare) > 20 else "")
+        lines.append(f"words not learnt, seen in too few of your captions (each needs {tr.get('min_word_count', 2)}): "
+                     f"{shown}")
     name = m["name"]
     if ft["install"] == "never":
         lines.append(f"verdict: {ft['verdict']}; not installed (kept at {m['kept_at']}: "

@@ -36,6 +36,11 @@ class Vocab:
             self.itos.append(w)
         return new
 
+    def too_rare(self, captions: Iterable[list[str]], min_count: int = 2) -> dict[str, int]:
+        """New words used fewer than ``min_count`` times (word -> times): not learnt, so the person is told."""
+        counts = Counter(w for cap in captions for w in cap if w not in self.stoi)
+        return {w: c for w, c in sorted(counts.items(), key=lambda wc: (-wc[1], wc[0])) if c < min_count}
+
     def encode(self, tokens: list[str], max_len: int) -> list[int]:
         ids = [self.stoi.get(w, UNK) for w in tokens[:max_len]]
         return [START, *ids, END]

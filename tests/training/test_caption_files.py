@@ -6,6 +6,7 @@ from __future__ import annotations
 import resource
 import shutil
 
+import pytest
 from conftest import SAMPLES
 
 
@@ -34,3 +35,23 @@ def test_every_training_command_parses_to_its_handler_whatever_its_arguments_are
     for c in COMMANDS:
         if not c.module:
             assert any(c.name in a for a in build_parser().format_help().split())
+
+
+def test_words_seen_too_rarely_are_named_with_the_count_needed():
+    from conftest import torch_available
+
+    if not torch_available():
+        pytest.skip("needs torch (pip install -e '.[train]')")
+    from training.finetune import report_lines
+    from training.vocab import Vocab
+
+    vocab = Vocab(["<pad>", "<start>", "<end>", "<unk>", "a", "in"])
+    caps = [["a", "quokka", "in", "grass"], ["a", "pagoda", "in", "grass"], ["a", "dahlia"]]
+    assert vocab.too_rare(caps, 2) == {"dahlia": 1, "pagoda": 1, "quokka": 1}
+    m = {"name": "mine", "metrics": {"heldout": {"before": {}, "after": {}}},
+         "training": {"too_rare": {"quokka": 1, "pagoda": 1}, "min_word_count": 2},
+         "finetune": {"heldout": {"images": 0, "before": {}, "after": {}}, "others": {}, "base_model": "everyday",
+                      "gate": {"heldout_inside": 0, "heldout": 0}, "install": "named", "automatic": False,
+                      "proved": False, "verdict": "not proved"}}
+    said = "\n".join(report_lines(m))
+    assert "words not learnt, seen in too few of your captions (each needs 2): quokka (1), pagoda (1)" in said
