@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -118,7 +119,26 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
     elif what != "full":
         raise ValueError(f"unknown capture {what!r} (one of {', '.join(WHAT)})")
     image, got = from_portal(rect, env) if wayland(env) else grab(rect, env.get("DISPLAY", ""))
+    if t is not None and t.scrolled and not wayland(env):
+        image, got = _settled(rect, env.get("DISPLAY", ""), image, got)
     return Capture(image, got, role, name, holder, t)
+
+
+SETTLE_MIN_S, SETTLE_MAX_S = 0.4, 3.0
+
+
+def _settled(rect: Rect | None, display: str, image: Image.Image, got: Rect) -> tuple[Image.Image, Rect]:
+    """The picture just scrolled into view, once the program has painted it: a program says where things
+    are before it paints them there, so the pixels are taken again until two takes agree, from a moment
+    after the scroll (a busy machine paints late) to a few seconds at most."""
+    start = time.monotonic()
+    while time.monotonic() - start < SETTLE_MAX_S:
+        time.sleep(0.1)
+        again, got_again = grab(rect, display)
+        if again.tobytes() == image.tobytes() and time.monotonic() - start >= SETTLE_MIN_S:
+            return again, got_again
+        image, got = again, got_again
+    return image, got
 
 
 def parse_region(text: str) -> Rect:
