@@ -8,7 +8,7 @@ often names the same person twice ("a baby ... the young child").
 
 from __future__ import annotations
 
-from capdesk.describe.objects import _LONGEST, OBJECTS, PHRASES, _plural, tokens
+from capdesk.describe.objects import OBJECTS, _plural, phrase_hits, tokens
 
 MALE = frozenset({"man", "men", "boy", "boys", "guy", "guys", "gentleman", "gentlemen", "father", "son", "sons",
                   "brother", "brothers", "policeman", "policemen", "fisherman", "fishermen", "businessman",
@@ -75,17 +75,9 @@ def numbers(text: str) -> dict[str, str]:
     w = tokens(text)
     nouns: dict[str, set[str]] = {}
     found: dict[str, set[str | None]] = {}
-    i = 0
-    while i < len(w):
-        for n in range(min(_LONGEST, len(w) - i), 0, -1):
-            cat = PHRASES.get(tuple(w[i:i + n]))
-            if cat is None:
-                continue
-            if cat:
-                found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns))
-            i += n - 1
-            break
-        i += 1
+    for i, n, cat in phrase_hits(w):
+        if cat:
+            found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns))
     out: dict[str, str] = {}
     for cat, said in found.items():
         if "several" in said:

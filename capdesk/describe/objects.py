@@ -13,6 +13,7 @@ often than a fruit), "glass" (windows), "board", "plant" (a power plant), "ski" 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from capdesk.describe.alttext import PEOPLE_WORDS
 
@@ -154,23 +155,29 @@ def tokens(text: str) -> list[str]:
     return re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
 
 
-def mentions(text: str) -> list[str]:
-    """The categories a text names, in order, each once ("A man and his dog" -> ["person", "dog"])."""
-    w = tokens(text)
-    out: list[str] = []
+def phrase_hits(w: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(start, length, category) of each known phrase in the words ``w``, longest first, left to right, never
+    overlapping; the category is "" for a phrase known to name no object."""
     i = 0
     while i < len(w):
         for n in range(min(_LONGEST, len(w) - i), 0, -1):
             cat = PHRASES.get(tuple(w[i:i + n]))
-            if cat is None:
-                continue
-            if cat == "sports ball" and n == 1 and w[i] in _SPORTS and i + 1 < len(w) and w[i + 1] in _NOT_A_BALL_AFTER:
-                cat = ""
-            if cat and cat not in out:
-                out.append(cat)
-            i += n - 1
-            break
+            if cat is not None:
+                yield i, n, cat
+                i += n - 1
+                break
         i += 1
+
+
+def mentions(text: str) -> list[str]:
+    """The categories a text names, in order, each once ("A man and his dog" -> ["person", "dog"])."""
+    w = tokens(text)
+    out: list[str] = []
+    for i, n, cat in phrase_hits(w):
+        if cat == "sports ball" and n == 1 and w[i] in _SPORTS and i + 1 < len(w) and w[i + 1] in _NOT_A_BALL_AFTER:
+            cat = ""
+        if cat and cat not in out:
+            out.append(cat)
     return out
 
 
