@@ -112,7 +112,7 @@ def can_sound() -> bool:
     import ctypes.util
 
     voice = any(ctypes.util.find_library(n) for n in ("espeak-ng", "espeak"))
-    return voice and any(shutil.which(cmd[0]) for cmd in PLAYERS)
+    return voice and ProcessPlayer.find() is not None
 
 
 class ProcessPlayer:
