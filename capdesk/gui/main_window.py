@@ -144,8 +144,16 @@ class MainWindow(QMainWindow):
         # F10 opens the menu bar as in GTK and Windows programs; Qt has no such key of its own on Linux.
         menu_key = QAction(self)
         menu_key.setShortcut(QKeySequence("F10"))
-        menu_key.triggered.connect(lambda: mb.setActiveAction(mb.actions()[0]))
+        menu_key.triggered.connect(self._open_menu_bar)
         self.addAction(menu_key)
+
+    def _open_menu_bar(self) -> None:
+        """F10: the File menu opened with the menu bar holding the focus, as Alt leaves it. Moving to the
+        next menu (Right), Qt's menu bar gives the focus back to whatever held it; with the picture list
+        holding it, Orca read the list instead of the next menu, then nothing."""
+        mb = self.menuBar()
+        mb.setFocus(Qt.FocusReason.MenuBarFocusReason)
+        mb.setActiveAction(mb.actions()[0])
 
     # -- drawing the session ------------------------------------------------------------------
     def _on_message(self, m: Message) -> None:

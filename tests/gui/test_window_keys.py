@@ -114,3 +114,33 @@ def test_a_chord_posted_again_by_the_accessibility_bridge_does_not_arm_the_menu_
     assert guard.eventFilter(window, override)  # ...but the menu bar never sees it as Alt alone
     letter = QKeyEvent(QEvent.Type.ShortcutOverride, Qt.Key.Key_A, alt)
     assert not guard.eventFilter(window, letter)  # other keys' overrides are untouched
+
+
+def _press(qtbot, key) -> None:
+    """A key as the person's keyboard gives it: to the open menu when there is one (it holds the
+    keyboard), else to the focused control."""
+    qtbot.keyClick(QApplication.activePopupWidget() or QApplication.focusWidget(), key)
+
+
+def test_f10_then_right_goes_along_the_menu_bar_as_alt_does(qtbot, window):
+    """F10 opened File while the focus stayed in the picture list; on Right, Qt's menu bar hands the focus
+    back to the window's focused control as it opens the next menu, and Orca read the picture list (then
+    nothing for further Rights). The menu bar holds the focus from F10 on, as after Alt."""
+    from PySide6.QtCore import Qt
+
+    window.list.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.list, timeout=5000)
+    bar = window.menuBar()
+    _press(qtbot, Qt.Key.Key_F10)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=5000)
+    assert bar.activeAction().text() == "&File"
+    assert QApplication.focusWidget() is bar
+    for menu in ("&Caption", "&Watch"):
+        _press(qtbot, Qt.Key.Key_Right)
+        qtbot.waitUntil(lambda m=menu: bar.activeAction() is not None and bar.activeAction().text() == m,
+                        timeout=5000)
+        assert QApplication.activePopupWidget() is bar.activeAction().menu(), menu  # the menu is open
+        assert QApplication.focusWidget() is bar, (menu, QApplication.focusWidget())  # never the list
+    _press(qtbot, Qt.Key.Key_Escape)
+    _press(qtbot, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.list, timeout=5000)  # back where it was
