@@ -206,6 +206,7 @@ def finetune(data: Path, out_name: str, base: str | None = None, epochs: int = D
         log.info("copied %s's %s into the new model (same encoder features)", base_bundle.name, ", ".join(adopted))
     verdict = prove(staging, base_bundle, ds.split("train"), ds.split("val"))
     verdict.update(install=install, automatic=verdict["proved"] and install == "auto", adopted=adopted)
+    verdict["verdict"] = f"{verdict['verdict']}: {installed_words(verdict, out_name)}"
     m = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
     m["finetune"] = verdict
     write_manifest(staging, m)
@@ -249,40 +250,42 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def installed_words(ft: dict, name: str) -> str:
+    """How the new model was installed, in the words the command line and the window both say."""
+    if ft["install"] == "never":
+        return "not installed (kept in the work folder)"
+    if ft["automatic"]:
+        return f"installed as {name!r} for automatic use (CapDesk gives it the pictures like yours)"
+    if ft["proved"]:
+        return f"installed as {name!r} to be used only when chosen (as asked), not for automatic use"
+    return f"not installed for automatic use; installed as {name!r} to be used only when chosen"
+
+
+NEXT_STEPS = {
+    "none": "nothing to do; {use}, and {remove}",
+    "more_pictures": "add more of your pictures with captions (a few hundred work well) and teach again with the "
+                     "same name; meanwhile {use}, and {remove}",
+    "fewer_rounds": "teach again with fewer rounds (--epochs 10) or more pictures; meanwhile {use}, and {remove}",
+}
+
+
 def report_lines(m: dict) -> list[str]:
-    """What a fine-tune says when it ends, in plain words (the command line and the window's Teach)."""
-    h = m["metrics"]["heldout"]
-    lines = [f"{k} on your held-out images: before {h['before'].get(k, float('nan')):.3f}, "
-             f"after {h['after'].get(k, float('nan')):.3f}" for k in ("BLEU-4", "CIDEr")]
-    ft = m["finetune"]
-    b, a = ft["heldout"]["before"], ft["heldout"]["after"]
-    if ft["heldout"]["images"]:
-        lines.append(f"as CapDesk describes, on your {ft['heldout']['images']} held-out pictures: BLEU-4 "
-                     f"{b['BLEU-4']:.3f} -> {a['BLEU-4']:.3f}, CIDEr {b['CIDEr']:.3f} -> {a['CIDEr']:.3f}, "
-                     f"captions naming an object no caption of yours names (CHAIRs) {b['CHAIRs']:.2f} -> "
-                     f"{a['CHAIRs']:.2f}")
-    o = ft["others"]
-    if o.get("measured"):
-        lines.append(f"on {o['before']['images']} of {ft['base_model']}'s own pictures: CIDEr "
-                     f"{o['before']['CIDEr']:.3f} -> {o['after']['CIDEr']:.3f} if it described them all; "
-                     f"automatic routing would give it {o.get('routed_to_new', 0)} of them")
-    lines.append(f"its pictures: {ft['gate']['heldout_inside']} of your {ft['gate']['heldout']} held-out pictures "
-                 "lie inside its domain gate")
+    """What a fine-tune says when it ends, in plain words (the command line; the window's Teach shows the
+    manifest's same fields): the verdict, the figures that decided it and what to do next."""
+    ft, name = m["finetune"], m["name"]
+    lines = [f"verdict: {ft['verdict']}"]
+    if ft.get("deciding"):
+        lines.append(f"why, {ft['where']}: " + "; ".join(ft["deciding"]))
+    if ft["install"] == "never":
+        lines.append(f"kept at {m['kept_at']}: capdesk models import {m['kept_at']} installs it")
+    else:
+        step = NEXT_STEPS.get(ft.get("next", "none"), NEXT_STEPS["none"])
+        lines.append("next: " + step.format(use=f"capdesk caption --model {name} PHOTO uses it",
+                                            remove=f"capdesk models remove {name} takes it away"))
     tr = m.get("training") or {}
     if tr.get("too_rare"):
         rare = tr["too_rare"]
         shown = ", ".join(f"{w} ({c})" for w, c in list(rare.items())[:20]) + (" ..." if len(rare) > 20 else "")
         lines.append(f"words not learnt, seen in too few of your captions (each needs {tr.get('min_word_count', 2)}): "
                      f"{shown}")
-    name = m["name"]
-    if ft["install"] == "never":
-        lines.append(f"verdict: {ft['verdict']}; not installed (kept at {m['kept_at']}: "
-                     f"capdesk models import to install it)")
-    elif ft["automatic"]:
-        lines.append(f"verdict: {ft['verdict']}: installed as {name!r} for automatic use "
-                     f"(or: capdesk caption --model {name} PHOTO)")
-    else:
-        why = f"{ft['verdict']}; but " if ft["proved"] else f"{ft['verdict']}: "
-        lines.append(f"verdict: {why}not installed for automatic use; installed as {name!r} to be used only when "
-                     f"named (capdesk caption --model {name} PHOTO); capdesk models remove {name} takes it away")
     return lines

@@ -2,7 +2,9 @@
 
 The new bundle and its base are run as the app runs them (ONNX Runtime, their own beam, grounding
 when they have it) on the user's held-out pictures and on a fixed slice of the base's own val
-pictures, and compared with BLEU-4, CIDEr and the hallucination measure (``training.chair``). The
+pictures, and compared with BLEU-4, CIDEr, the hallucination measure (``training.chair``) and the
+signs of a fine-tune come apart (``training.degeneration``: captions that repeat themselves, words no
+caption of the picture supports). The
 new model's domain gate is fitted again here so that a few photos cannot make it wide: it never
 admits more than ``GATE_BASE_SHARE`` of the base's own pictures, as the base's gate turns away
 about that share of its own.
@@ -26,6 +28,7 @@ from capdesk.model.bundle import Bundle, open_bundle
 from capdesk.model.engine import Engine
 from training.chair import chair
 from training.data import read_any
+from training.degeneration import degeneration
 from training.evaluate import decode_all, grounding_bias, readable_batches
 from training.metrics import score
 
@@ -40,6 +43,15 @@ MIN_CIDER_GAIN = 0.10
 # much. CHAIRs, not CHAIRi: pictures of other kinds than COCO's (aerial photos) mention a COCO object
 # once in 45 captions, and one wrong mention makes CHAIRi 1.0.
 CHAIR_SLACK = 0.05
+# BLEU-4 may fall this much before it counts: on 5 to 45 pictures a fall of 0.004 (0.106 to 0.102, beside
+# CIDEr 0.37 to 0.90) is within what the choice of pictures moves, and read as a contradiction.
+BLEU_SLACK = 0.02
+# Captions that repeat themselves ("black and black and black") may rise by at most this share of the
+# held-out captions: with 5 held out, one such caption more than the base's is already too many.
+REPEAT_SLACK = 0.10
+# The share of the new model's content words that no caption of the picture supports ("brick sky") may
+# rise by at most this much over the base's: a fine-tune that learnt the pictures says fewer, not more.
+UNSUPPORTED_SLACK = 0.10
 OTHERS_SLACK = 0.05  # CIDEr the base's own pictures handed to the new model may lose
 OTHERS_SLICE = 200  # the base's val pictures compared on, spread evenly over its val split
 GATE_BASE_SHARE = 0.02  # the base's own pictures the new gate may admit (its own gate rejects ~2% of them)
@@ -129,7 +141,69 @@ def _figures(records: list, hyps: list[str]) -> dict:
     h = dict(zip((str(r.image) for r in records), hyps))
     s, c = score(refs, h), chair(h, refs)
     return {"images": len(records), "BLEU-4": round(s["BLEU-4"], 4), "CIDEr": round(s["CIDEr"], 4),
-            "CHAIRi": round(c["CHAIRi"], 4), "CHAIRs": round(c["CHAIRs"], 4)}
+            "CHAIRi": round(c["CHAIRi"], 4), "CHAIRs": round(c["CHAIRs"], 4), **degeneration(h, refs)}
+
+
+def _quoted(caption: str, words: int = 8) -> str:
+    w = caption.split()
+    return '"' + " ".join(w[:words]) + (" ..." if len(w) > words else "") + '"'
+
+
+def heldout_checks(before: dict, after: dict, n: int) -> list[dict]:
+    """Each rule the held-out pictures decide, as {"failed", "short" (the verdict's words), "figure"
+    (the before -> after figure that decided it), "reason" (a whole sentence)}, CIDEr first."""
+    gain = after["CIDEr"] - before["CIDEr"]
+    checks = [{"failed": gain < MIN_CIDER_GAIN, "short": "it does not match your captions clearly better",
+               "figure": f"CIDEr (closeness to your captions) {before['CIDEr']:.2f} -> {after['CIDEr']:.2f}, "
+                         f"at least +{MIN_CIDER_GAIN:.2f} needed",
+               "reason": f"CIDEr on your {n} held-out pictures went from {before['CIDEr']:.2f} to "
+                         f"{after['CIDEr']:.2f} (at least +{MIN_CIDER_GAIN:.2f} is needed)"}]
+    rb, ra = before.get("repeating", 0), after.get("repeating", 0)
+    example = f", such as {_quoted(after['repeating_example'])}" if after.get("repeating_example") else ""
+    checks.append({"failed": ra > rb + REPEAT_SLACK * n, "short": "its captions repeat themselves",
+                   "figure": f"captions that repeat themselves {rb} -> {ra} of {n}{example}",
+                   "reason": f"{ra} of its {n} captions on your held-out pictures repeat themselves{example} "
+                             f"({rb} of the base's did)"})
+    ub, ua = before.get("unsupported_share", 0.0), after.get("unsupported_share", 0.0)
+    words = ", ".join(f'"{w}"' for w in after.get("unsupported_words", [])[:3])
+    checks.append({"failed": ua > ub + UNSUPPORTED_SLACK, "short": "it says things your captions do not",
+                   "figure": f"words no caption of the picture supports {ub:.0%} -> {ua:.0%}"
+                             + (f" ({words})" if words else ""),
+                   "reason": f"{ua:.0%} of the words it says on your held-out pictures are in none of their "
+                             f"captions, against {ub:.0%} for the base ({words})"})
+    if after["BLEU-4"] < before["BLEU-4"] - BLEU_SLACK:
+        checks.append({"failed": True, "short": "its wording matches yours less",
+                       "figure": f"BLEU-4 {before['BLEU-4']:.3f} -> {after['BLEU-4']:.3f}, a fall of at most "
+                                 f"{BLEU_SLACK} allowed",
+                       "reason": f"BLEU-4 on your held-out pictures fell ({before['BLEU-4']:.3f} to "
+                                 f"{after['BLEU-4']:.3f}, more than {BLEU_SLACK})"})
+    if after["CHAIRs"] > before["CHAIRs"] + CHAIR_SLACK:
+        checks.append({"failed": True, "short": "more of its captions name objects that are not there",
+                       "figure": f"captions naming an object yours do not {before['CHAIRs']:.0%} -> "
+                                 f"{after['CHAIRs']:.0%}",
+                       "reason": f"more of its captions name an object the pictures' captions do not (CHAIRs "
+                                 f"{before['CHAIRs']:.2f} to {after['CHAIRs']:.2f})"})
+    return checks
+
+
+def plain_verdict(base: str, checks: list[dict], n_held: int, others_measured: bool) -> dict:
+    """One verdict in plain words, the two or three figures that decided it (all on the same pictures,
+    before -> after) and what to do next (``next``: none, more_pictures or fewer_rounds)."""
+    failed = [c for c in checks if c["failed"]]
+    where = f"on your {n_held} held-out pictures (not learnt from), {base} -> new, as CapDesk describes"
+    if not failed:
+        figures = [c["figure"] for c in checks if not c.get("others")][:2] + [
+            c["figure"] for c in checks if c.get("others")][:1]
+        return {"verdict": f"better than {base} on your pictures" + (", no worse on others" if others_measured
+                                                                      else ""),
+                "deciding": figures, "where": where, "next": "none"}
+    shown = failed[:2] + [c for c in checks if not c["failed"] and not c.get("others")][:1]
+    degenerate = any(c["short"] in ("its captions repeat themselves", "it says things your captions do not")
+                     for c in failed)
+    few = any(c.get("few") for c in failed)
+    return {"verdict": f"not proved better than {base}: {failed[0]['short']}",
+            "deciding": [c["figure"] for c in shown][:3], "where": where,
+            "next": "more_pictures" if few or not degenerate else "fewer_rounds"}
 
 
 def _pooled(named: dict[str, np.ndarray]) -> np.ndarray:
@@ -188,22 +262,18 @@ def prove(folder: Path, base: Bundle, train_records: list, held_records: list) -
     log.info("measuring the new model against %s on %d held-out pictures", base.name, len(held_records))
     held, held_pooled, held_before, held_after = both(held_records)
     _, train_named = _encode(base_engine, train_records)
-    reasons: list[str] = []
+    checks: list[dict] = []
     n_all = len(held_records) + len(train_records)
     if len(held) < MIN_HELDOUT or n_all < MIN_PICTURES:
-        reasons.append(f"only {len(held)} of your {n_all} pictures could be held out to measure it; at least "
-                       f"{MIN_HELDOUT} held out of {MIN_PICTURES} in all are needed to tell it from luck")
+        checks.append({"failed": True, "few": True, "short": "too few pictures to tell it from luck",
+                       "figure": f"{len(held)} held out of your {n_all} pictures, {MIN_HELDOUT} of {MIN_PICTURES} "
+                                 "needed",
+                       "reason": f"only {len(held)} of your {n_all} pictures could be held out to measure it; at "
+                                 f"least {MIN_HELDOUT} held out of {MIN_PICTURES} in all are needed to tell it from "
+                                 "luck"})
     before, after = _figures(held, held_before), _figures(held, held_after)
     if held:
-        gain = after["CIDEr"] - before["CIDEr"]
-        if gain < MIN_CIDER_GAIN:
-            reasons.append(f"CIDEr on your {len(held)} held-out pictures went from {before['CIDEr']:.2f} to "
-                           f"{after['CIDEr']:.2f} (at least +{MIN_CIDER_GAIN:.2f} is needed)")
-        if after["BLEU-4"] < before["BLEU-4"]:
-            reasons.append(f"BLEU-4 on your held-out pictures fell ({before['BLEU-4']:.3f} to {after['BLEU-4']:.3f})")
-        if after["CHAIRs"] > before["CHAIRs"] + CHAIR_SLACK:
-            reasons.append(f"more of its captions name an object the pictures' captions do not (CHAIRs "
-                           f"{before['CHAIRs']:.2f} to {after['CHAIRs']:.2f})")
+        checks += heldout_checks(before, after, len(held))
 
     sl = base_val_slice(base)
     others: dict = {"measured": False}
@@ -232,23 +302,28 @@ def prove(folder: Path, base: Bundle, train_records: list, held_records: list) -
         if idx:
             rb, ra = _figures(sub, [o_before[i] for i in idx]), _figures(sub, [o_after[i] for i in idx])
             others["routed_before"], others["routed_after"] = rb, ra
-            if ra["CIDEr"] < rb["CIDEr"] - OTHERS_SLACK:
-                reasons.append(f"worse on the {len(idx)} of {len(o_recs)} of {base.name}'s own pictures it would "
-                               f"be given (CIDEr {rb['CIDEr']:.2f} to {ra['CIDEr']:.2f})")
+            checks.append({"failed": ra["CIDEr"] < rb["CIDEr"] - OTHERS_SLACK, "others": True,
+                           "short": f"it is worse on {base.name}'s own pictures it would be given",
+                           "figure": f"CIDEr on the {len(idx)} of {len(o_recs)} of {base.name}'s own pictures it "
+                                     f"would be given {rb['CIDEr']:.2f} -> {ra['CIDEr']:.2f}",
+                           "reason": f"worse on the {len(idx)} of {len(o_recs)} of {base.name}'s own pictures it "
+                                     f"would be given (CIDEr {rb['CIDEr']:.2f} to {ra['CIDEr']:.2f})"})
+    reasons = [c["reason"] for c in checks if c["failed"]]
     proved = not reasons
-    if proved:
-        summary = ("better on your pictures, no worse on others" if others["measured"]
-                   else "better on your pictures (others not measured here: it is given only pictures like yours "
-                        f"and unlike {base.name}'s)")
-    else:
-        summary = "not better: " + "; ".join(reasons)
-    return {"proved": proved, "verdict": summary, "reasons": reasons, "base_model": base.name,
+    plain = plain_verdict(base.name, checks, len(held), others["measured"])
+    if proved and not others["measured"]:
+        plain["verdict"] += (f" (others not measured here: it is given only pictures like yours and unlike "
+                             f"{base.name}'s)")
+    return {"proved": proved, "verdict": plain["verdict"], "deciding": plain["deciding"], "where": plain["where"],
+            "next": plain["next"], "reasons": reasons, "base_model": base.name,
             "heldout": {"images": len(held), "decoding": "as the app decodes (each model's own beam and grounding)",
                         "before": before, "after": after},
             "others": others, "gate": {"threshold_rule": gate["threshold_rule"],
                                        "heldout_inside": gate["heldout_inside"], "heldout": len(held)},
             "rules": {"min_heldout": MIN_HELDOUT, "min_pictures": MIN_PICTURES, "min_cider_gain": MIN_CIDER_GAIN,
-                      "chair_slack": CHAIR_SLACK, "others_slack": OTHERS_SLACK, "gate_base_share": GATE_BASE_SHARE}}
+                      "chair_slack": CHAIR_SLACK, "bleu_slack": BLEU_SLACK, "repeat_slack": REPEAT_SLACK,
+                      "unsupported_slack": UNSUPPORTED_SLACK, "others_slack": OTHERS_SLACK,
+                      "gate_base_share": GATE_BASE_SHARE}}
 
 
 def move_bundle(src: Path, dest: Path) -> None:

@@ -58,7 +58,7 @@ def test_finetune_installs_a_new_model_the_app_loads(tmp_path, user_folder):
     # routed to, measured as the app describes, and says so in plain words
     ft = m["finetune"]
     assert ft["heldout"]["images"] >= 5 and ft["proved"] is True and ft["automatic"] is True
-    assert ft["verdict"].startswith("better on your pictures")
+    assert ft["verdict"].startswith("better than everyday on your pictures")
     assert ft["heldout"]["after"]["CIDEr"] > ft["heldout"]["before"]["CIDEr"]
     # the base's concept head and trust came with it, so its captions meet the same trust rule
     assert ft["adopted"] == ["concepts", "trust"] and "grounding" not in m and m["trust"] == base["trust"]
@@ -90,9 +90,11 @@ def test_too_few_pictures_to_prove_anything_are_not_used_automatically(tmp_path,
                  cache=tmp_path / "cache", progress=False)
     ft = m["finetune"]
     assert ft["proved"] is False and ft["automatic"] is False and ft["heldout"]["images"] == 5
-    assert "at least 5 held out of 15" in ft["verdict"] and ft["verdict"].startswith("not better")
+    assert any("at least 5 held out of 15" in r for r in ft["reasons"])
+    assert ft["verdict"].startswith("not proved better than everyday: too few pictures to tell it from luck")
     text = "\n".join(report_lines(m))
     assert "not installed for automatic use" in text and "--model few" in text
+    assert ft["next"] == "more_pictures" and "next: add more of your pictures" in text
     assert "few" not in Describer(None, provider="cpu").engines  # automatic routing never hands it a picture
     r = run_cli("caption", "--json", "--model", "few", "--ocr", "never", str(user_folder / "cat-0.jpg"))
     assert r.returncode == 0 and json.loads(r.stdout)["model"] == "few"  # named, it is used
@@ -103,7 +105,7 @@ def test_install_never_measures_and_installs_nothing(tmp_path, user_folder):
     r = run_cli("train", "finetune", "--data", str(user_folder), "--out", "trial", "--epochs", "1",
                 "--install", "never", timeout=600)
     assert r.returncode == 0, r.stderr
-    assert "verdict: " in r.stdout and "not installed (kept at" in r.stdout
+    assert "verdict: " in r.stdout and "not installed (kept in the work folder)" in r.stdout
     assert "trial" not in run_cli("models", "list").stdout
     kept = r.stdout.split("kept at ")[1].split(":")[0]
     m = json.loads((Path(kept) / "manifest.json").read_text())
