@@ -34,8 +34,9 @@ def details(p: Picture) -> str:
     d = p.described
     if d is None:
         return p.error or (p.status.value if p.person_text is not None else "")
-    conf = f"confidence {d.confidence:.2f}" if d.confidence is not None else ""
-    dom = "" if d.in_domain is None else ("in the model's domain" if d.in_domain else "outside the model's domain")
+    conf = sureness(d.confidence) if d.confidence is not None else ""
+    dom = "" if d.in_domain is None else ("a kind of picture the model was taught" if d.in_domain
+                                          else "not the kind of picture the model was taught")
     tag_text = ", ".join(f"{n} {pr:.0%}" for n, pr in d.tags)
     cap = ""
     if d.caption is not None:
@@ -46,7 +47,14 @@ def details(p: Picture) -> str:
             cap = f"the model's own words: {d.caption.text} (said as: {said})"
     review = f"needs review: {p.reason}" if p.reason else ""
     parts = (f"model {d.model}", conf, dom, f"tags: {tag_text}" if tag_text else "", cap, review)
-    return " · ".join(x for x in parts if x)
+    # Semicolons, not middle dots: flat review reads a dot as a word.
+    return "; ".join(x for x in parts if x)
+
+
+def sureness(confidence: float) -> str:
+    """The model's confidence in words a listener can weigh ("confidence 0.35" was heard as jargon)."""
+    word = "sure" if confidence >= 0.8 else ("fairly sure" if confidence >= 0.5 else "unsure")
+    return f"the model is {word} ({round(confidence * 100)} percent)"
 
 
 def _plain(text: str) -> str:

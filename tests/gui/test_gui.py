@@ -65,7 +65,7 @@ def test_open_caption_edit_save(qtbot, window, photos):
     pane = window.pane
     assert window.session.current.name == "astronaut.png"  # sorted first; captioned at once
     qtbot.waitUntil(_described(window), timeout=TIMEOUT)
-    assert "model everyday" in pane.info.text() and "confidence" in pane.info.text()
+    assert "model everyday" in pane.info.text() and "the model is " in pane.info.text()
     assert pane.info.accessibleName() == f"Caption details: {pane.info.text()}"  # flat review reads the text
     assert window.list.currentItem().text() == "astronaut.png, described, not saved"
     pane.alt.setPlainText("Two astronauts in a lab.")
@@ -441,6 +441,10 @@ def test_model_import_and_verify(qtbot, window, tmp_path):
     qtbot.addWidget(dlg)
     assert dlg.import_bundle(str(src)) == "mine" and (user_models_dir() / "mine" / "encoder.onnx").exists()
     assert "mine" in dlg.bundles
+    # Said without the install folder: "imported model 'mine' to /home/.../models/mine" was read out whole
+    said = dlg.info.text()
+    assert said.startswith("Imported model 'mine'; it is now in the list"), said
+    assert str(user_models_dir()) not in said and "manifest" not in said, said
     dlg.list.setCurrentRow([dlg.list.item(i).data(256) for i in range(dlg.list.count())].index("mine"))
     dlg.verify()
     assert dlg.info.text() == "mine: all files verified" == window.statusBar().currentMessage()

@@ -37,8 +37,8 @@ class AltFillDialog(ReportJobDialog):
                              "List what would be written in the report, and change no page")
         self.epub_metadata = named(QCheckBox("Mark EPUB books as having &text alternatives when all pictures have one"),
                                    "EPUB accessibility metadata",
-                                   "Add schema:accessibilityFeature alternativeText to a book whose every picture has "
-                                   "alt text afterwards; nothing else in the book changes")
+                                   "Record in the book's accessibility details that it has text alternatives, once "
+                                   "every picture in it has alt text; nothing else in the book changes")
         self.report_fmt = named(QComboBox(), "Report format")
         self.report_fmt.addItems(["HTML page (for review)", "JSON", "No report"])
         for w in (self.recursive, self.include_empty, self.dry_run, self.epub_metadata):

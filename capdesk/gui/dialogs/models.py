@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -21,6 +22,9 @@ from capdesk.session.services import metrics_line
 from ..widgets import StatusLabel, button, named
 
 NAME_ROLE = 256
+# Read with each entry instead of its tooltip (the install path, which Qt would otherwise offer as its description).
+SOURCE_WORDS = {"shipped": "comes with CapDesk", "user": "installed or taught by you",
+                "env": "from the models folder CAPDESK_MODELS names"}
 
 
 def _routed(b) -> bool:
@@ -85,7 +89,10 @@ class ModelsDialog(QDialog):
             it = QListWidgetItem(f"{b.name} ({b.source})" + (", in use" if b.name == current else "")
                                  + (", used by Automatic" if not current and _routed(b) else ""))
             it.setData(NAME_ROLE, b.name)
-            it.setToolTip(str(b.path))  # the folder is shown to those who hover, not read out to all
+            # The folder and the test scores are shown to those who hover, not read out at every opening.
+            perf = metrics_line(b.manifest)
+            it.setToolTip(str(b.path) + (f"\n{perf[0].upper()}{perf[1:]}" if perf else ""))
+            it.setData(Qt.ItemDataRole.AccessibleDescriptionRole, SOURCE_WORDS.get(b.source, ""))
             self.list.addItem(it)
         # Said on the Automatic button, so a person knows what choosing it means before choosing it.
         self.b_auto.setAccessibleDescription(automatic_line(found))
@@ -107,10 +114,9 @@ class ModelsDialog(QDialog):
         if b is None:
             return
         m = b.manifest
-        perf = metrics_line(m)  # the figures capdesk models list shows
-        perf = f" {perf[0].upper()}{perf[1:]}." if perf else ""
-        # The install path (long, and rarely wanted) is not read: the tooltip and capdesk models list have it.
-        self.info.setText(f"{b.name}: {m.get('description', '')} Domain: {m.get('domain', '?')}.{perf}")
+        # The install path and the test scores are not read: the tooltip and capdesk models list have them.
+        kind = f" For {m['domain']}." if m.get("domain") else ""
+        self.info.setText(f"{b.name}: {m.get('description', '')}{kind}")
 
     def _use(self, name: str) -> None:
         self.chosen = name
@@ -139,12 +145,12 @@ class ModelsDialog(QDialog):
         if not name:
             return False
         try:
-            where = removable(name)
+            removable(name)  # refused, saying why, before any question
         except BundleError as exc:
             self.info.setText(f"Not removed: {exc}")
             self.session.say(self.info.text())
             return False
-        if not self.ask(f"Remove model {name!r} ({where})? Alt text it already wrote is kept."):
+        if not self.ask(f"Remove model {name!r}? Alt text it already wrote is kept."):
             self.session.say("Not removed.")
             return False
         try:
@@ -153,7 +159,7 @@ class ModelsDialog(QDialog):
             self.info.setText(f"Not removed: {exc}")
             self.session.say(self.info.text())
             return False
-        text = done.message[0].upper() + done.message[1:]
+        text = f"Removed model {name!r}; the alt text it wrote next to your pictures is kept"
         if done.fell_back:
             text += "; CapDesk now chooses the model for each picture (Automatic)"
         self.session.apply_settings()  # the describer drops the removed model
@@ -175,6 +181,8 @@ class ModelsDialog(QDialog):
             self.session.say(self.info.text())
             return None
         self.refresh()
-        self.info.setText(done.message()[0].upper() + done.message()[1:])
+        left_out = f"; {len(done.skipped)} files in it were left out, as the model does not list them" \
+            if done.skipped else ""
+        self.info.setText(f"Imported model {done.name!r}; it is now in the list{left_out}")
         self.session.say(self.info.text())
         return done.name

@@ -1,0 +1,47 @@
+"""What flat review and the controls' descriptions read, in plain words: no metadata terms
+("schema:accessibilityFeature"), no "confidence 0.35 · outside the model's domain". Offscreen Qt."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("PySide6")
+from PySide6.QtWidgets import QWidget  # noqa: E402
+
+JARGON = ("schema:", "accessibilityFeature", "alternativeText", "manifest", "domain", "confidence", "BLEU", "CIDEr",
+          " · ")
+
+
+def _details(confidence: float, in_domain: bool) -> str:
+    from capdesk.gui.picture_pane import details
+
+    d = SimpleNamespace(confidence=confidence, in_domain=in_domain, tags=[("dog", 0.85)], caption=None,
+                        model="everyday")
+    return details(SimpleNamespace(described=d, withheld=False, reason="", error="", person_text=None))
+
+
+def test_caption_details_say_how_sure_the_model_is_in_words():
+    unsure = _details(0.35, False)
+    assert "the model is unsure (35 percent)" in unsure, unsure
+    assert "not the kind of picture the model was taught" in unsure, unsure
+    sure = _details(0.91, True)
+    assert "the model is sure (91 percent)" in sure and "a kind of picture the model was taught" in sure, sure
+    for text in (unsure, sure):
+        assert not [j for j in JARGON if j in text], text
+
+
+def test_no_control_describes_itself_in_jargon(qtbot, open_window):
+    from capdesk.gui.dialogs import AltFillDialog, BatchDialog, ModelsDialog
+
+    window = open_window()
+    roots = [window]
+    for dlg in (AltFillDialog(window, "/tmp"), BatchDialog(window, "/tmp"), ModelsDialog(window)):
+        qtbot.addWidget(dlg)
+        roots.append(dlg)
+    said = [(w.accessibleName(), w.accessibleDescription()) for root in roots for w in root.findChildren(QWidget)]
+    bad = [(name, desc) for name, desc in said if any(j in f"{name} {desc}" for j in JARGON)]
+    assert not bad, bad
+    epub = next(desc for name, desc in said if name == "EPUB accessibility metadata")
+    assert "text alternatives" in epub, epub
