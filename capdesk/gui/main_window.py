@@ -46,6 +46,7 @@ class MainWindow(QMainWindow):
         self.session = Session(self.settings, QtRunner(), screen_reader_active)
         self._copying = False
         self._shown: object = None  # the description the alt text box was last filled from
+        self._altfill_folder = ""  # the folder the Fill alt text dialog was last given
         self.setWindowTitle("CapDesk")
         self.setAccessibleName("CapDesk main window")
         self.resize(1200, 760)
@@ -400,7 +401,10 @@ class MainWindow(QMainWindow):
     def open_altfill_dialog(self) -> None:
         from .dialogs import AltFillDialog
 
-        self._run(AltFillDialog(self, self.settings.last_folder))
+        # Its folder is the site's or the documents', not the pictures' folder: kept for the next opening.
+        dlg = AltFillDialog(self, self._altfill_folder or self.settings.last_folder)
+        self._run(dlg)
+        self._altfill_folder = dlg.folder.text().strip() or self._altfill_folder
 
     def open_models_dialog(self) -> None:
         from .dialogs import ModelsDialog

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QProgressBar,
     QVBoxLayout,
@@ -26,16 +27,20 @@ from ..widgets import StatusLabel, button, named
 
 
 def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[str]:
+    """The entries checked when OK (or Enter) is pressed. Each entry is a check box: a screen reader says
+    "checked" or "not checked" with it (a multi-selection list said nothing of which were chosen)."""
     dlg = QDialog(parent)
     dlg.setWindowTitle(title)
     lay = QVBoxLayout(dlg)
     lbl = QLabel(label)
-    lst = named(QListWidget(), title)
-    lst.setSelectionMode(QListWidget.SelectionMode.MultiSelection)
-    lst.addItems(items)
-    if items:  # Enter at once takes the first; Space adds or drops others
+    lst = named(QListWidget(), title, "Space checks or unchecks a folder; Enter takes the checked ones")
+    for n, text in enumerate(items):  # Enter at once takes the first; Space adds or drops others
+        item = QListWidgetItem(text)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if n == 0 else Qt.CheckState.Unchecked)
+        lst.addItem(item)
+    if items:
         lst.setCurrentRow(0)
-        lst.item(0).setSelected(True)
     lbl.setBuddy(lst)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
     buttons.accepted.connect(dlg.accept)
@@ -46,7 +51,9 @@ def choose_from_list(parent, title: str, label: str, items: list[str]) -> list[s
     lay.addWidget(lst)
     lay.addWidget(buttons)
     lst.setFocus()
-    chosen = [i.text() for i in lst.selectedItems()] if dlg.exec() else []
+    accepted = dlg.exec()
+    chosen = [lst.item(i).text() for i in range(lst.count())
+              if lst.item(i).checkState() == Qt.CheckState.Checked] if accepted else []
     dlg.deleteLater()
     return chosen
 
