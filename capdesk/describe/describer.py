@@ -45,7 +45,7 @@ OCR_MISSING = "text reading is not installed (pip install 'capdesk[ocr]'), so no
 @dataclass
 class DescribeOptions:
     tags: str = "auto"  # "auto": in the description when the caption is withheld; "always"; "never"
-    ocr: str = "auto"  # "auto": read text when the picture looks like text; "always"; "never"
+    ocr: str = "auto"  # "auto": read text where a cheap test finds some (ocr.read_if_found); "always"; "never"
     text_upscale: float | None = None  # how far the text finder may enlarge the picture (``ocr.read_text``)
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
@@ -281,9 +281,10 @@ class Describer:
                                  t.get("max_tags", MAX_TAGS))
         o = self.options
         text, status = None, TextStatus.SKIPPED
-        if o.ocr == "always" or (o.ocr == "auto" and (where.in_domain is False or tags.suggests_text(tag_list))):
+        if o.ocr in ("always", "auto"):  # "auto": a cheap test for text on every picture, read where found
             if ocr.available():
-                text = text_worth_saying(ocr.read_text(img, upscale=o.text_upscale))
+                read = ocr.read_text if o.ocr == "always" else ocr.read_if_found
+                text = text_worth_saying(read(img, upscale=o.text_upscale))
                 status = TextStatus.READ if text else TextStatus.NONE
             else:
                 status = TextStatus.UNAVAILABLE

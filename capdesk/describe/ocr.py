@@ -1,9 +1,13 @@
 """Text in the image, read by RapidOCR (PP-OCR models shipped inside the PyPI package,
-run by ONNX Runtime). Optional: ``pip install "capdesk[ocr]"``; without it, no text is read."""
+run by ONNX Runtime). Optional: ``pip install "capdesk[ocr]"``; without it, no text is read.
+
+``read_if_found`` is ``--ocr auto``: the cheap test of ``capdesk.describe.text_presence`` on every
+picture, and RapidOCR (loaded at the first picture that needs it) only where it found text."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import logging
 import re
@@ -13,6 +17,8 @@ from functools import cache
 import numpy as np
 from PIL import Image
 
+from capdesk.describe import text_presence
+
 MAX_CHARS = 200
 _lock = threading.Lock()
 _engine = None
@@ -20,11 +26,25 @@ _failed = False
 
 
 def available() -> bool:
+    """Whether the text reader is installed, found without importing it (its import costs a third of a
+    second, for OpenCV): a broken install is found at the first read, which then reads nothing."""
     try:
-        import rapidocr_onnxruntime  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("rapidocr_onnxruntime") is not None
+    except (ImportError, ValueError):
         return False
-    return True
+
+
+def read_if_found(img: Image.Image, upscale: float | None = None) -> str | None:
+    """``--ocr auto``: the text in ``img`` where the cheap test finds some, else None.
+
+    The reader's finder looks at the picture at the test's own scale (short side ``text_presence.SIDE``,
+    never shrunk: a big photo is read at its own pixels), so what the test found is what is read;
+    ``upscale`` (the user's ``--text-upscale``) overrides it as for ``read_text``."""
+    if not text_presence.has_text(img):
+        return None
+    if upscale is None:
+        upscale = text_presence.SIDE / max(1, min(img.size))
+    return read_text(img, upscale=upscale)
 
 
 def _get():
