@@ -78,6 +78,12 @@ class GuardedList(QListWidget):
     def __init__(self, may_leave: Callable[[QModelIndex], bool] = lambda _i: True) -> None:
         super().__init__()
         self.may_leave = may_leave
+        # Each entry whole, wrapped to the list's width: a long name with its status ran on behind a
+        # sideways scroll bar, and a sighted reader never saw "needs review".
+        self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)  # wrapped again when the list is resized
 
     def moveCursor(self, action, modifiers) -> QModelIndex:  # noqa: N802 (Qt's name)
         target = super().moveCursor(action, modifiers)
