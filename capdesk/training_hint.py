@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 
 PIP_TORCH_CPU = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+# Pictures with captions a fine-tune needs at least (below this a model learns the captions by heart,
+# not the pictures); here so that the window says it before teaching starts, without importing PyTorch.
+MIN_TEACH_PICTURES = 20
 
 
 def training_missing(exc: ImportError) -> str:

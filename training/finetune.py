@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from capdesk.model.bundle import BundleError, resolve, user_models_dir
+from capdesk.training_hint import MIN_TEACH_PICTURES
 from training.data import Dataset, read_any
 from training.decoders import Ensemble, decoder_from_bundle
 from training.errors import UsageError
@@ -32,7 +33,7 @@ from training.vocab import Vocab
 
 log = logging.getLogger("training")
 MIN_WORD_COUNT = 2  # a new word is learnt from two captions at least: from one it is noise
-MIN_IMAGES = 20  # below this a model learns the captions by heart, not the pictures
+MIN_IMAGES = MIN_TEACH_PICTURES  # below this a model learns the captions by heart, not the pictures
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # auto: routed to automatically only when it proved itself (else used only when named); named: used
 # only when named with --model; never: measured, and kept in the work folder, not installed.

@@ -143,3 +143,66 @@ def test_teach_on_a_folder_without_captions_is_answered_at_once_in_the_window(qt
     assert dlg.status.text().startswith("Teaching cannot start: none of the 2 pictures")
     assert dlg.start_btn.isEnabled() and not dlg.job.running
     assert said[-1].text == dlg.status.text() and "see above" not in said[-1].text
+
+
+def _teach_dialog(qtbot, monkeypatch, tmp_path):
+    from capdesk.gui import dialogs
+    from capdesk.gui.main_window import MainWindow
+
+    monkeypatch.setenv("CAPDESK_SETTINGS", str(tmp_path / "settings.json"))
+    w = MainWindow(Settings(speech="off", ocr="never"))
+    qtbot.addWidget(w)
+    dlg = dialogs.TeachDialog(w)
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+def test_teach_says_the_minimum_before_start_and_names_each_field_once(qtbot, monkeypatch, tmp_path):
+    from PySide6.QtWidgets import QLabel
+
+    from capdesk.training_hint import MIN_TEACH_PICTURES
+
+    dlg = _teach_dialog(qtbot, monkeypatch, tmp_path)
+    labels = dlg.findChildren(QLabel)
+    # Said before Start, in the dialog's introduction (which Orca reads as the dialog opens) and on Start.
+    assert any(f"At least {MIN_TEACH_PICTURES} pictures with alt text are needed" in lb.text() for lb in labels)
+    assert f"at least {MIN_TEACH_PICTURES} pictures" in dlg.start_btn.accessibleDescription()
+    buddies = {lb.buddy(): lb.text() for lb in labels if lb.buddy() is not None}
+    for field, name in ((dlg.epochs, "Rounds (epochs)"), (dlg.name, "New model name"), (dlg.base, "Start from")):
+        # One name, the label's own words: a name in other words beside the label was heard as the label twice.
+        assert field.accessibleName() == name
+        assert buddies[field].replace("&", "").rstrip(":") == name
+        assert not any(word in field.accessibleDescription().lower() for word in name.lower().split()
+                       if len(word) > 3 and word != "(epochs)"), field.accessibleDescription()
+    assert "stops early" in dlg.epochs.accessibleDescription()
+
+
+def test_a_finished_teach_shows_the_verdict_the_installed_name_and_what_models_can_do(qtbot, monkeypatch, tmp_path):
+    dlg = _teach_dialog(qtbot, monkeypatch, tmp_path)
+    verdict = ("not proved better than everyday: its captions repeat themselves: not installed for automatic use; "
+               "installed as 'mine' to be used only when chosen")
+    manifest = {"name": "mine", "finetune": {
+        "verdict": verdict, "proved": False, "automatic": False, "next": "fewer_rounds",
+        "where": "on your 5 held-out pictures (not learnt from), everyday -> new, as CapDesk describes",
+        "deciding": ['captions that repeat themselves 0 -> 3 of 5, such as "a black and black ..."',
+                     "CIDEr (closeness to your captions) 0.37 -> 0.90, at least +0.10 needed"]}}
+    dlg.bar.setRange(0, 100)
+    dlg.bar.setValue(30)  # stopped early: it stopped improving
+    dlg._finished(manifest, messages.teach_finished(verdict))
+    assert dlg.bar.value() == dlg.bar.maximum() == 1  # finished is whole, not 30%
+    assert dlg.status.text() == ("Done. Not proved better than everyday: its captions repeat themselves: not "
+                                 "installed for automatic use; installed as 'mine' to be used only when chosen.")
+    shown = dlg.outcome.text()
+    assert dlg.outcome.isVisibleTo(dlg) and dlg.outcome.accessibleName() == f"Teaching outcome: {shown}"
+    assert shown.startswith("Why, on your 5 held-out pictures (not learnt from), everyday -> new, as CapDesk "
+                            "describes: captions that repeat themselves 0 -> 3 of 5")
+    assert "Next: teach again with fewer rounds (10) or more pictures." in shown
+    assert ("Tools > Models… (Ctrl+M) lists 'mine': select it to read its figures, Use this model to describe "
+            "every picture with it (until then it describes only when chosen there), or Remove… to take it away."
+            in shown)
+    proved = {"name": "mine", "finetune": {**manifest["finetune"], "proved": True, "automatic": True, "next": "none"}}
+    dlg._finished(proved, "Done.")
+    assert "Nothing to do: Automatic hands it the pictures like yours." in dlg.outcome.text()
+    assert "until then" not in dlg.outcome.text()
+    dlg._finished(None, "Teaching stopped: cancelled")
+    assert dlg.bar.value() == 0
