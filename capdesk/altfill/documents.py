@@ -69,7 +69,7 @@ def scan_document(path: Path) -> Doc:
         if st.st_size > MAX_DOCUMENT_BYTES:
             raise ZipRefused(f"too large ({st.st_size:,} bytes)")
         doc.raw = path.read_bytes()
-        doc.digest = hashlib.sha256(doc.raw).hexdigest()
+        doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
         doc.zip = ZipDoc(doc.raw)
         if kind == "epub":
             doc.epub = find_epub(doc.zip)
@@ -139,6 +139,24 @@ class PictureStore:
             self._dir = None
 
 
+def preview_url(path: Path | str, size: int = 320) -> str:
+    """A small copy of a picture as a data: URL, for a report that has no file to link to ("" when it
+    cannot be read: the report then shows the text alone)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            im.thumbnail((size, size))
+            out = io.BytesIO()
+            im.convert("RGBA").save(out, "PNG", optimize=False)
+    except Exception:  # noqa: BLE001 (any picture the describer read or not: the report goes on without it)
+        return ""
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
 def _store_name(entry: str) -> str:
     """The entry's own name where the file system takes it: a name over 255 bytes (90 Chinese characters
     are enough) keeps only its extension, which is all that describing needs of it."""
@@ -160,9 +178,15 @@ def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore) -> Pa
     return None
 
 
-def apply_spot(doc: Doc, spot: Spot, row: ImageRow, d: Described | None) -> None:
-    text = take_description(row, d)
-    if text is None or spot.make is None:
+def apply_spot(doc: Doc, spot: Spot, row: ImageRow, d: Described | None, write: str = "all") -> None:
+    text = take_description(row, d, write)
+    if text is not None:
+        place_spot(doc, spot, row, text)
+
+
+def place_spot(doc: Doc, spot: Spot, row: ImageRow, text: str) -> None:
+    """The edit that gives ``spot`` the alt text ``text``, kept in ``doc`` (the row says it)."""
+    if spot.make is None:
         return
     piece = spot.make(text)
     row.status, row.alt_text, row.after = FillStatus.FILLED, text, spot.after(piece)
@@ -248,7 +272,7 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
     if not done:
         _failed(doc, rows, "it changed while CapDesk was working, so it was left as it is; run again")
         return
-    doc.row.status = "changed"
+    doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
     for r in rows:
         r.written = True
 

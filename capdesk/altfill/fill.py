@@ -32,6 +32,7 @@ from capdesk.altfill.documents import (
     is_document,
     picture_file,
     plan_spot,
+    preview_url,
     scan_document,
     write_document,
 )
@@ -106,7 +107,7 @@ def scan_page(path: Path, cancelled: Callable[[], bool] | None = None) -> _Page:
     except (OSError, PageError) as exc:
         page.row.status, page.row.error = "failed", _why(exc)
         return page
-    page.digest = hashlib.sha256(raw).hexdigest()
+    page.digest = page.row.sha256 = hashlib.sha256(raw).hexdigest()
     page.row.encoding = page.text.encoding + (" with BOM" if page.text.bom else "")
     try:
         if page.syntax == "markdown":
@@ -158,11 +159,16 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     return row, file
 
 
-def _apply(row: ImageRow, f: Found, d: Described | None) -> tuple[int, str] | None:
+def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all") -> tuple[int, str] | None:
     """Set the row from the picture's description; the insertion to make, when there is one."""
-    text = take_description(row, d)
+    text = take_description(row, d, write)
     if text is None:
         return None
+    return place_text(row, f, text)
+
+
+def place_text(row: ImageRow, f: Found, text: str) -> tuple[int, str] | None:
+    """The insertion that gives ``f`` the alt text ``text`` (the row says it), or None when it cannot go there."""
     try:
         piece = f.insertion(text)
     except ValueError as exc:
@@ -178,17 +184,19 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
                  progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
                  batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = (),
-                 epub_metadata: bool = False) -> AltFillResult:
+                 epub_metadata: bool = False, write: str = "all", previews: bool = False) -> AltFillResult:
     """Fill the alt text of every page and document under ``paths``; ``before_write(page)`` is
     called just before each page is replaced (tests use it to edit a page at the worst moment).
     Pictures are described as ``describer`` describes (the beam and the options it was built with).
     Pictures are described only inside the folders given (each folder, each page's folder) and
     ``allow_roots``, and a document's only from inside it. With ``epub_metadata``, an EPUB whose
-    pictures all have alt text afterwards says so in its package document."""
+    pictures all have alt text afterwards says so in its package document. ``write`` (facts, probably,
+    all) says which kinds of text are written; the rest are listed for review with the text proposed.
+    With ``previews``, each document's pictures are kept in their rows, small, for the HTML report."""
     store = PictureStore()
     try:
         return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, progress, cancelled,
-                    before_write, batch_size, allow_roots, epub_metadata, store)
+                    before_write, batch_size, allow_roots, epub_metadata, store, write, previews)
     finally:
         store.close()
 
@@ -196,7 +204,8 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
 def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool, include_empty: bool,
          dry_run: bool, backup_dir: Path | None, progress: ProgressFn | None,
          cancelled: Callable[[], bool], before_write: Callable[[Path], None] | None, batch_size: int,
-         allow_roots: Iterable[str | os.PathLike[str]], epub_metadata: bool, store: PictureStore) -> AltFillResult:
+         allow_roots: Iterable[str | os.PathLike[str]], epub_metadata: bool, store: PictureStore, write: str,
+         previews: bool) -> AltFillResult:
     t0 = time.monotonic()
     result = AltFillResult(dry_run=dry_run)
     pages: list[_Page] = []
@@ -231,15 +240,17 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     described = _describe(describer, files, progress, cancelled, batch_size)
     result.interrupted = result.interrupted or len(described) < len(files)
     for page, f, row, key in pending:
-        edit = _apply(row, f, described.get(key))
+        edit = _apply(row, f, described.get(key), write)
         if edit is not None:
             page.inserts.append((*edit, row))
     for page in pages:
         if page.inserts:
-            _write(page, result, dry_run, backup_dir, before_write)
+            write_page(page, result, dry_run, backup_dir, before_write)
     for doc, wanted in docs:
         for spot, row, key in wanted:
-            apply_spot(doc, spot, row, described.get(key))
+            apply_spot(doc, spot, row, described.get(key), write)
+            if previews:
+                row.preview = preview_url(files[key])
         write_document(doc, result, dry_run, backup_dir, before_write, epub_metadata)
     result.seconds = time.monotonic() - t0
     return result
@@ -296,8 +307,8 @@ def _describe(describer: Describer, files: dict[str, Path | FoundPath], progress
     return out
 
 
-def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path | None,
-           before_write: Callable[[Path], None] | None) -> None:
+def write_page(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path | None,
+               before_write: Callable[[Path], None] | None) -> None:
     rows = [r for _, _, r in page.inserts]
     assert page.text is not None
     try:
@@ -331,7 +342,7 @@ def _write(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path |
     if not done:
         _page_failed(page.row, rows, "it changed while CapDesk was working, so it was left as it is; run again")
         return
-    page.row.status = "changed"
+    page.row.status, page.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
     for r in rows:
         r.written = True
 

@@ -22,12 +22,27 @@ def write_report(result: AltFillResult, path: Path) -> None:
         raw = json_report_bytes({"dry_run": result.dry_run, "counts": result.counts(),
                                  "interrupted": result.interrupted, "seconds": round(result.seconds, 2),
                                  "pages": [asdict(p) for p in result.pages],
-                                 "images": [asdict(r) for r in result.images]})
+                                 "images": [_json_row(r) for r in result.images]})
     elif suffix in (".html", ".htm"):
         raw = html_report_bytes(_html(result, path.parent))
     else:
         raise ValueError(f"{path}: report must end in .json or .html")
     atomic_write(path, raw)
+
+
+def _json_row(r: ImageRow) -> dict:
+    row = asdict(r)
+    del row["preview"]  # the picture itself belongs in the HTML report only
+    return row
+
+
+def _picture(r: ImageRow, base: Path) -> str:
+    """The picture beside its text: a page's by a link to its file, a document's by the copy kept in the row."""
+    shown = r.status in (FillStatus.FILLED, FillStatus.UNDESCRIBED, FillStatus.REVIEW)
+    src = r.preview or (report_link(r.file, base) if r.file else "")
+    if not shown or not src:
+        return ""
+    return f'<img src="{src}" alt="{html.escape(r.proposed or r.alt_text, quote=True)}" loading="lazy">'
 
 
 def _item(r: ImageRow, base: Path) -> str:
@@ -39,10 +54,11 @@ def _item(r: ImageRow, base: Path) -> str:
         note = f'<p class="meta">{html.escape(r.note)}</p>'
     else:
         note = ""
-    shown = r.file and r.status in (FillStatus.FILLED, FillStatus.UNDESCRIBED)
-    img = f'<img src="{report_link(r.file, base)}" alt="{html.escape(r.alt_text, quote=True)}" loading="lazy">' \
-        if shown else ""
-    said = html.escape(r.alt_text) if r.alt_text else "(no alt text)"
+    img = _picture(r, base)
+    if r.status == FillStatus.REVIEW:
+        said = f"Proposed, not written: {html.escape(r.proposed)}"
+    else:
+        said = html.escape(r.alt_text) if r.alt_text else "(no alt text)"
     change = ""
     if r.after:
         change = (f"<details><summary>Exact change</summary><pre>{html.escape(r.before)}</pre>"

@@ -9,8 +9,13 @@ from enum import Enum
 from capdesk.describe.describer import Described
 from capdesk.folders.batch import counts_summary
 from capdesk.sidecars.xmp import clean_text
+from capdesk.status import SaidAs
 
 UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
+
+# What ``--write`` lets into the files, by what the text says as a guess (``wording``).
+WRITE_CHOICES = {"facts": ("fact",), "probably": ("fact", "probably"), "all": ("fact", "probably", "maybe")}
+HELD = {"probably": 'it is worded as a guess ("Probably ...")', "maybe": 'it only lists what the picture may contain'}
 
 
 class FillStatus(str, Enum):
@@ -21,6 +26,7 @@ class FillStatus(str, Enum):
     KEPT = "kept"  # it has alt text, or the author marked it decorative
     SKIPPED = "skipped"  # not a local file (remote, data:), or no place to put the text exactly
     FAILED = "failed"  # the picture is missing or cannot be read, or its page could not be written
+    REVIEW = "for review"  # described, but --write keeps its kind of text back: listed with the text proposed
 
     def __str__(self) -> str:
         return str(self.value)
@@ -51,6 +57,10 @@ class ImageRow:
     written: bool = False
     location: str = ""  # in a document: where the picture is (its chapter file and line, slide, page)
     trust: float | None = None  # the describer's trust in the caption, when the model has a trust score
+    said_as: str | None = None  # how the caption is said in the text: fact | probably | withheld | none
+    wording: str = ""  # what the text says as a guess: fact (nothing) | probably | maybe ("May contain:")
+    proposed: str = ""  # the text CapDesk proposes, written or held back for review
+    preview: str = field(default="", repr=False)  # a document's picture as a data: URL, for the HTML report only
 
 
 @dataclass
@@ -64,6 +74,7 @@ class PageRow:
     error: str | None = None
     kind: str = "page"  # page | epub | docx | pptx | odt | odp
     note: str | None = None  # what a person should know about the whole document (its pictures' alt text)
+    sha256: str = ""  # of its bytes as they are after the run: what a review file is checked against
 
 
 @dataclass
@@ -95,9 +106,22 @@ class AltFillResult:
             + f"; images: {counts_summary(self.counts())}"
 
 
-def take_description(row: ImageRow, d: Described | None) -> str | None:
+def wording(d: Described) -> str:
+    """What a description's text says as a guess: "fact" when nothing (a caption said as fact, or only
+    what was seen, read or measured), "probably" for a caption said as "Probably ...", "maybe" for
+    "May contain: ..." tags without a caption."""
+    if d.said_as == SaidAs.PROBABLY:
+        return "probably"
+    if d.said_as == SaidAs.FACT:
+        return "fact"
+    hedged = bool(d.decision.maybe) if d.decision is not None else "May contain:" in d.description
+    return "maybe" if hedged else "fact"
+
+
+def take_description(row: ImageRow, d: Described | None, write: str = "all") -> str | None:
     """Set the row from the picture's description; the one-line alt text to write, or None (the
-    row then says why not)."""
+    row then says why not). ``write`` (a key of WRITE_CHOICES) says which kinds of text are written;
+    one it keeps back is listed for review with the text proposed."""
     if d is None:
         row.status, row.note = FillStatus.SKIPPED, "not described: the run was stopped first"
         return None
@@ -106,6 +130,7 @@ def take_description(row: ImageRow, d: Described | None) -> str | None:
         row.status, row.error = FillStatus.FAILED, d.error
         return None
     row.trust = None if d.trust is None else round(d.trust, 4)
+    row.said_as = None if d.said_as is None else str(d.said_as)
     # One line (an attribute or Markdown brackets hold no line breaks), with nothing a page, its
     # XML reader or a terminal showing the report must not be given (an ESC, a NUL).
     text = " ".join(clean_text(d.description).split())
@@ -116,4 +141,9 @@ def take_description(row: ImageRow, d: Described | None) -> str | None:
         return None
     conf = d.alt_text().confidence  # only a caption said in the alt text carries its confidence
     row.confidence = None if conf is None else round(conf, 4)
+    row.proposed, row.wording = text, wording(d)
+    if row.wording not in WRITE_CHOICES[write]:
+        row.status, row.needs_review = FillStatus.REVIEW, True
+        row.note = f"left for review: {HELD[row.wording]} (--write {write})"
+        return None
     return text

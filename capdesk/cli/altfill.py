@@ -51,6 +51,7 @@ def register(sub) -> None:
     p.add_argument("--epub-metadata", action="store_true",
                    help="when every picture of an EPUB has alt text afterwards, say so in its package document "
                         "(schema:accessibilityFeature alternativeText); nothing else is added")
+    _review_args(p)
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
                    help="also describe pictures in DIR (by default only pictures inside the folders given, and "
@@ -62,6 +63,19 @@ def register(sub) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     describe_args(p)
     p.set_defaults(run=cmd_alt_fill)
+
+
+def _review_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--write", choices=("facts", "probably", "all"), default="all",
+                   help="which texts are written: facts (nothing said as a guess), probably (also captions said "
+                        "as \"Probably ...\"), all (also \"May contain: ...\"; the default); the rest are left "
+                        "untouched and listed for review")
+    p.add_argument("--review-out", metavar="FILE.csv",
+                   help="write every picture found to FILE.csv, one row each (document, location, picture, text, "
+                        "said_as, reason, trust, write), to be edited; FILE.csv.sha256 keeps each file's digest")
+    p.add_argument("--review-in", metavar="FILE.csv",
+                   help="write the text of every row marked write=yes in a review file into its page or document "
+                        "(no describing; a file changed since the review is left as it is and named)")
 
 
 def _days(value: str) -> float:
@@ -96,7 +110,6 @@ def one_line(text: object) -> str:
 
 
 def cmd_alt_fill(ns: argparse.Namespace) -> int:
-    from capdesk.altfill.report import write_report
     from capdesk.session.altfill_run import AltFillOptions, fill_alt_text
 
     if not _usable(ns):
@@ -106,14 +119,40 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
         status = _prune(ns.prune_backups)
         if not ns.paths:
             return status
+    if ns.review_in:
+        return _apply_review(ns, status)
     engine = open_engine(ns)
     if engine is None:
         return EXIT_USAGE
     options = AltFillOptions(tuple(ns.paths), recursive=ns.recursive, include_empty=ns.include_empty,
-                             dry_run=ns.dry_run, allow_roots=tuple(ns.allow_root), epub_metadata=ns.epub_metadata)
+                             dry_run=ns.dry_run, allow_roots=tuple(ns.allow_root), epub_metadata=ns.epub_metadata,
+                             write=ns.write, previews=bool(ns.report) and not ns.report.lower().endswith(".json"))
     progress = _Progress(ns.quiet)
     result, backups = fill_alt_text(options, engine, progress, lambda: print(STOPPING, file=sys.stderr))
     progress.close()
+    if ns.review_out:
+        from capdesk.altfill.review import write_review
+
+        write_review(result, Path(ns.review_out))
+    return _finish(ns, result, backups, status)
+
+
+def _apply_review(ns: argparse.Namespace, status: int) -> int:
+    from capdesk.altfill.review import ReviewError
+    from capdesk.session.altfill_run import apply_reviewed
+
+    try:
+        result, backups = apply_reviewed(Path(ns.review_in), ns.dry_run)
+    except ReviewError as exc:
+        error(one_line(exc))
+        return EXIT_USAGE
+    return _finish(ns, result, backups, status)
+
+
+def _finish(ns: argparse.Namespace, result: AltFillResult, backups: Path | None, status: int) -> int:
+    """The run said: diffs (dry run), each picture, the report, the summary; the exit status."""
+    from capdesk.altfill.report import write_report
+
     if ns.dry_run:
         _write_diffs(result)
     _say_rows(result, ns.dry_run)
@@ -132,8 +171,11 @@ def _usable(ns: argparse.Namespace) -> bool:
     if ns.report and Path(ns.report).suffix.lower() not in REPORT_SUFFIXES:
         error("--report must end in .json or .html")
         return False
-    if not ns.paths and ns.prune_backups is None:
-        error("alt-fill needs at least one PATH (or --prune-backups DAYS)")
+    if not ns.paths and ns.prune_backups is None and not ns.review_in:
+        error("alt-fill needs at least one PATH (or --prune-backups DAYS, or --review-in FILE.csv)")
+        return False
+    if ns.review_in and (ns.paths or ns.review_out):
+        error("--review-in writes what a review file says: it takes no PATH and no --review-out")
         return False
     for root in ns.allow_root:
         if not Path(root).is_dir():
@@ -185,7 +227,8 @@ def _say_rows(result: AltFillResult, dry_run: bool) -> None:
         shown = one_line(unquote(r.src, errors="surrogateescape")) if r.src else ""
         if r.status == FillStatus.FILLED and not dry_run and r.written:
             print(f"{where}\t{shown}\t{one_line(r.alt_text)}", flush=True)
-        why = r.error or (f"needs review: {r.reason}" if r.needs_review else None) or \
+        held = f"{r.note}; proposed: {r.proposed}" if r.status == FillStatus.REVIEW else None
+        why = r.error or held or (f"needs review: {r.reason}" if r.needs_review else None) or \
             (r.note if r.status == FillStatus.SKIPPED else None)
         if why:
             print(f"capdesk: {where}: {shown + ': ' if shown else ''}{one_line(why)}", file=sys.stderr)

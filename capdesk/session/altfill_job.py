@@ -30,11 +30,13 @@ class AltFillJob(FolderJob):
     def __init__(self, session: Session, folder: Path, recursive: bool = False, include_empty: bool = False,
                  dry_run: bool = False, report: str = "", backup_dir: Path | None = None,
                  on_progress: Callable[[int, int, str], None] | None = None,
-                 on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False) -> None:
+                 on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False,
+                 write: str = "all") -> None:
         super().__init__(session, folder, report, on_progress, on_finished)
         self.recursive, self.include_empty, self.dry_run = recursive, include_empty, dry_run
         self.backup_dir = backup_dir
         self.epub_metadata = epub_metadata
+        self.write = write  # facts | probably | all: which texts are written, the rest listed for review
 
     def can_start(self) -> bool:
         """A folder of pages and documents, or one page or document (EPUB, Word, PowerPoint, OpenDocument)."""
@@ -64,7 +66,8 @@ class AltFillJob(FolderJob):
         result = run_alt_fill([self.folder], self.session.describer(), recursive=self.recursive,
                               include_empty=self.include_empty, dry_run=self.dry_run, backup_dir=backups,
                               progress=lambda d, t, name: post(lambda: self._progress(d, t, name)),
-                              cancelled=self.cancel_event.is_set, epub_metadata=self.epub_metadata)
+                              cancelled=self.cancel_event.is_set, epub_metadata=self.epub_metadata,
+                              write=self.write, previews=self.report.lower().endswith((".html", ".htm")))
         if self.report:
             Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))

@@ -27,6 +27,8 @@ class AltFillOptions:
     dry_run: bool = False  # the diffs only, nothing written
     allow_roots: tuple[str, ...] = ()  # folders whose pictures may be described besides those given
     epub_metadata: bool = False
+    write: str = "all"  # which texts are written: facts | probably | all (capdesk.altfill.rows.WRITE_CHOICES)
+    previews: bool = False  # documents' pictures kept, small, for an HTML report
 
 
 def fill_alt_text(options: AltFillOptions, describer: Describer, progress: ProgressFn | None,
@@ -38,5 +40,16 @@ def fill_alt_text(options: AltFillOptions, describer: Describer, progress: Progr
         result = run_alt_fill(list(options.paths), describer, recursive=options.recursive,
                               include_empty=options.include_empty, dry_run=options.dry_run, backup_dir=backups,
                               progress=progress, cancelled=cancel.is_set, allow_roots=list(options.allow_roots),
-                              epub_metadata=options.epub_metadata)
+                              epub_metadata=options.epub_metadata, write=options.write,
+                              previews=options.previews)
     return result, backups
+
+
+def apply_reviewed(review: Path, dry_run: bool = False) -> tuple[AltFillResult, Path | None]:
+    """The texts a person marked ``yes`` in a review file, written into their pages and documents; the
+    folder keeping the changed ones' originals (None on a dry run). ``ReviewError`` for a file that is
+    no review file."""
+    from capdesk.altfill.review import apply_review
+
+    backups = None if dry_run else default_backup_dir()
+    return apply_review(review, dry_run=dry_run, backup_dir=backups), backups
