@@ -47,7 +47,7 @@ class Settings:
     clipboard: bool = False
     confidence_threshold: float = limits.DEFAULT_CONFIDENCE_THRESHOLD
     tags: str = "auto"
-    ocr: str = "auto"
+    ocr: str = "auto"  # text reading, as --ocr: auto (read where a quick look finds text), always, never
     last_folder: str = ""
     # The key that runs `capdesk screen --focus --speak` from anywhere, in GNOME's notation ("<Super>d");
     # "" = none. The Settings dialog also binds it in GNOME; a desktop without GNOME's settings reads it here.

@@ -1,5 +1,5 @@
-"""Settings: the model's engine, speech (mode, voice, rate, volume), sidecars, review threshold, clipboard,
-and the key that describes the focused picture from anywhere."""
+"""Settings: the model's engine, speech (mode, voice, rate, volume), sidecars, review threshold, text reading,
+clipboard, and the key that describes the focused picture from anywhere."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ SHORTCUT_HELP = ("Pressing this key anywhere runs capdesk screen --focus --speak
 
 
 # ONNX Runtime's execution providers, in the words of the person choosing where the model runs.
+# --ocr's choices (capdesk.limits.OCR_MODES), in the words of the person choosing.
+OCR_WORDS = {"auto": "Where the picture has text (a quick look at every picture)",
+             "always": "Always (slower: reads every picture in full)",
+             "never": "Never"}
+OCR_NAME = "Read text in pictures"
+
 PROVIDER_WORDS = {"auto": "Automatic (the fastest this computer has)", "cpu": "The processor (CPU)",
                   "cuda": "An NVIDIA graphics card (CUDA)", "directml": "The graphics card (DirectML)",
                   "coreml": "Apple's neural engine or graphics (Core ML)"}
@@ -111,6 +117,10 @@ class SettingsDialog(QDialog):
         self.threshold.setRange(limits.CONFIDENCE_MIN, limits.CONFIDENCE_MAX)
         self.threshold.setSingleStep(0.05)
         self.threshold.setValue(settings.confidence_threshold)
+        self.ocr = add("Read text in &pictures:", QComboBox(), OCR_NAME)
+        for mode in limits.OCR_MODES:
+            self.ocr.addItem(OCR_WORDS.get(mode, mode), mode)
+        self.ocr.setCurrentIndex(max(0, self.ocr.findData(settings.ocr)))
         self.clipboard = add("Caption cl&ipboard images:", QCheckBox(), "Caption clipboard images")
         self.clipboard.setChecked(settings.clipboard)
         # A key bound by install-user.sh --shortcut, not yet in the settings, is shown as the one in use.
@@ -170,6 +180,7 @@ class SettingsDialog(QDialog):
         s.xmp_name = self.xmp_name.currentData()
         s.lang = self.lang.text().strip() or "en"
         s.confidence_threshold = self.threshold.value()
+        s.ocr = self.ocr.currentData()
         s.clipboard = self.clipboard.isChecked()
         s.screen_shortcut = key
         if key != self._key_before:
