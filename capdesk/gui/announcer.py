@@ -25,7 +25,7 @@ import contextlib
 import sys
 import time
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -237,8 +237,30 @@ def speak_combo_changes(announcer: Announcer, root: QWidget) -> None:
     (Alt+Down) Orca reads the entries itself, so only a change made with the list closed is said.
     """
     for combo in root.findChildren(QComboBox):
-        def changed(_index: int, c: QComboBox = combo) -> None:
-            if c.hasFocus() and not c.view().isVisible():
+        closing = _PopupClosing(combo)
+
+        def changed(_index: int, c: QComboBox = combo, popup: _PopupClosing = closing) -> None:
+            # A value chosen in the list closes it first: Orca reads the combo box as the focus comes back
+            # to it, and saying the value as well was heard twice.
+            if c.hasFocus() and not c.view().isVisible() and not popup.just_closed:
                 announcer.say(c.currentText())
 
         combo.currentIndexChanged.connect(changed)
+
+
+class _PopupClosing(QObject):
+    """Whether a combo box's list has closed in this turn of the event loop (a value chosen in it)."""
+
+    def __init__(self, combo: QComboBox) -> None:
+        super().__init__(combo)
+        self.just_closed = False
+        combo.view().window().installEventFilter(self)  # the list's own pop-up frame
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if ev.type() == QEvent.Type.Hide:
+            self.just_closed = True
+            QTimer.singleShot(0, self, self._over)
+        return False
+
+    def _over(self) -> None:
+        self.just_closed = False

@@ -148,3 +148,36 @@ def test_f10_then_right_goes_along_the_menu_bar_as_alt_does(qtbot, window):
     _press(qtbot, Qt.Key.Key_Escape)
     _press(qtbot, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.list, timeout=5000)  # back where it was
+
+
+def test_a_value_chosen_in_a_combo_list_is_not_said_again(qtbot, window):
+    """Orca reads the combo box as its list closes; the window said the value as well, heard twice. A value
+    changed by an arrow on the closed combo box is still said (Orca 43 is silent then)."""
+    from PySide6.QtCore import Qt
+
+    from capdesk.gui.announcer import speak_combo_changes
+    from capdesk.gui.dialogs import BatchDialog
+
+    dlg = BatchDialog(window, "/tmp")
+    qtbot.addWidget(dlg)
+    speak_combo_changes(window.announcer, dlg)
+    dlg.show()
+    dlg.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dlg, timeout=5000)
+    combo = dlg.report_fmt
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus, timeout=5000)
+    before = len(window.announcer.said)
+    qtbot.keyClick(combo, Qt.Key.Key_Down, Qt.KeyboardModifier.AltModifier)  # the list opens
+    qtbot.waitUntil(combo.view().isVisible, timeout=5000)
+    qtbot.keyClick(combo.view(), Qt.Key.Key_Down)
+    qtbot.keyClick(combo.view(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not combo.view().isVisible(), timeout=5000)
+    assert combo.currentText() == "CSV" and combo.hasFocus()  # back on the combo box, which Orca reads
+    assert window.announcer.said[before:] == []
+    dlg.activateWindow()  # offscreen, the closing list leaves no window active as X would
+    combo.setFocus()
+    qtbot.waitUntil(combo.hasFocus, timeout=5000)
+    qtbot.wait(10)  # the person's next key comes later
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # closed: said once
+    assert window.announcer.said[before:] == ["JSON"]
