@@ -357,10 +357,10 @@ class MainWindow(QMainWindow):
         if not qimg.isNull():
             text = self.pane.alt.toPlainText()
             self.session.set_draft(text)
-            # While the person writes alt text the picture and the box stay theirs: the new picture is
-            # listed and said, not shown.
-            editing = self.pane.alt.hasFocus() or self.session.has_unsaved_edit(text)
-            self.session.add_clipboard_image(qimage_to_pil(qimg), show=not editing)
+            # While the person writes alt text, or reads the list, the picture, the box and the list's
+            # selection stay theirs: the new picture is listed and said, not shown.
+            busy = self.pane.alt.hasFocus() or self.list.hasFocus() or self.session.has_unsaved_edit(text)
+            self.session.add_clipboard_image(qimage_to_pil(qimg), show=not busy)
 
     def step_word(self, delta: int) -> None:
         """Ctrl+. and Ctrl+,: the next or previous word's attention map, said (only drawn otherwise)."""
