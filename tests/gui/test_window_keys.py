@@ -181,3 +181,22 @@ def test_a_value_chosen_in_a_combo_list_is_not_said_again(qtbot, window):
     qtbot.wait(10)  # the person's next key comes later
     qtbot.keyClick(combo, Qt.Key.Key_Down)  # closed: said once
     assert window.announcer.said[before:] == ["JSON"]
+
+
+def test_job_dialog_bars_are_not_read_out_by_the_screen_reader(qtbot, window):
+    """Orca reads a progress bar's changes unless the bar is in a status bar (its default): the dialogs' bars
+    said "100 percent." and "0 percent." before the outcome, and quarters among the spoken milestones."""
+    from PySide6.QtGui import QAccessible
+
+    from capdesk.gui.dialogs import AltFillDialog, BatchDialog
+
+    for dlg in (BatchDialog(window, "/tmp"), AltFillDialog(window, "/tmp")):
+        qtbot.addWidget(dlg)
+        roles = []
+        node = QAccessible.queryAccessibleInterface(dlg.bar)
+        while node is not None and node.isValid() and len(roles) < 10:
+            roles.append(node.role())
+            node = node.parent()
+        assert roles[0] == QAccessible.Role.ProgressBar
+        assert QAccessible.Role.StatusBar in roles, (type(dlg).__name__, roles)
+        assert dlg.status.isVisibleTo(dlg)  # the status line still says how far it is

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QProgressBar,
+    QStatusBar,
     QVBoxLayout,
 )
 
@@ -144,9 +145,15 @@ class FolderJobDialog(QDialog):
         return self.folder
 
     def _progress_rows(self, lay: QVBoxLayout, what: str) -> None:
+        """The bar sits in a status bar, where Orca does not read a bar's changes (its default setting):
+        the status line and the spoken milestones tell how far a run is, and the bar's own "100 percent."
+        and "0 percent." were heard before the outcome, and its quarters among the spoken ones."""
         self.bar = named(QProgressBar(), f"{what} progress")
         self.status = StatusLabel(f"{what} status")
-        lay.addWidget(self.bar)
+        holder = QStatusBar()
+        holder.setSizeGripEnabled(False)
+        holder.addWidget(self.bar, 1)
+        lay.addWidget(holder)
         lay.addWidget(self.status)
 
     def _job_buttons(self, lay: QVBoxLayout, start_help: str, cancel_help: str, report: bool = False) -> None:
