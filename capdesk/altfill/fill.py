@@ -38,6 +38,16 @@ from capdesk.altfill.documents import (
 )
 from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
+from capdesk.altfill.pdf import (
+    PdfDoc,
+    PdfRefused,
+    is_pdf,
+    picture_bytes,
+    place_alt,
+    plan_figure,
+    scan_pdf,
+    write_pdf,
+)
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
 from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
     UNDESCRIBED,
@@ -53,7 +63,7 @@ from capdesk.imageio import FoundPath
 from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
-FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES}
+FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES, ".pdf": "pdf"}
 MAX_PAGE_BYTES = 64 * 1024 * 1024  # a page is rarely past a megabyte; this is no page
 
 
@@ -76,7 +86,7 @@ def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
             yield p, p.parent, "no such file or folder"
         elif p.suffix.lower() not in FILL_SUFFIXES:
             yield p, p.parent, ("not an HTML or Markdown page (.html, .htm, .md, .markdown) or a document "
-                                "(.epub, .docx, .pptx, .odt, .odp)")
+                                "(.epub, .docx, .pptx, .odt, .odp, .pdf)")
         else:
             yield p, p.parent, None
 
@@ -226,6 +236,9 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
         if cancelled():
             result.interrupted = True
             break
+        if is_pdf(path):
+            docs.append(_plan_pdf(path, include_empty, store, result, files))
+            continue
         if is_document(path):
             docs.append(_plan_document(path, include_empty, store, result, files))
             continue
@@ -247,11 +260,11 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
         if page.inserts:
             write_page(page, result, dry_run, backup_dir, before_write)
     for doc, wanted in docs:
-        for spot, row, key in wanted:
-            apply_spot(doc, spot, row, described.get(key), write)
-            if previews:
-                row.preview = preview_url(files[key])
-        write_document(doc, result, dry_run, backup_dir, before_write, epub_metadata)
+        _fill_document(doc, wanted, described, files, write, previews)
+        if isinstance(doc, PdfDoc):
+            write_pdf(doc, result, dry_run, backup_dir, before_write)
+        else:
+            write_document(doc, result, dry_run, backup_dir, before_write, epub_metadata)
     result.seconds = time.monotonic() - t0
     return result
 
@@ -270,6 +283,46 @@ def _plan_document(path: Path, include_empty: bool, store: PictureStore, result:
         if file is not None:
             files.setdefault(str(file), file)
             wanted.append((spot, row, str(file)))
+    return doc, wanted
+
+
+def _fill_document(doc: Doc | PdfDoc, wanted: list[tuple], described: dict[str, Described],
+                   files: dict[str, Path | FoundPath], write: str, previews: bool) -> None:
+    """A document's (or a PDF's) pictures given the texts ``write`` lets in; with ``previews``, their pictures
+    kept, small, in their rows."""
+    for spot, row, key in wanted:
+        if isinstance(doc, PdfDoc):
+            text = take_description(row, described.get(key), write)
+            if text is not None:
+                place_alt(doc, spot, row, text)
+        else:
+            apply_spot(doc, spot, row, described.get(key), write)
+        if previews:
+            row.preview = preview_url(files[key])
+
+
+def _plan_pdf(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
+              files: dict[str, Path | FoundPath]) -> tuple[PdfDoc, list[tuple]]:
+    """A PDF scanned: its Figures' rows added to ``result``, their pictures to ``files``; the PDF, with
+    the (figure, row, key) of each to fill."""
+    doc = scan_pdf(path)
+    result.pages.append(doc.row)
+    wanted: list[tuple] = []
+    for fig in doc.figures:
+        row, describe = plan_figure(doc, fig, include_empty)
+        result.images.append(row)
+        if not describe:
+            continue
+        try:
+            file = store.add(picture_bytes(fig), f"page-{fig.page}-figure-{fig.number}.png")
+        except PdfRefused as exc:
+            row.status, row.error = FillStatus.FAILED, str(exc)
+            continue
+        except OSError as exc:
+            row.status, row.error = FillStatus.FAILED, f"cannot be copied out to be described ({_why(exc)})"
+            continue
+        files.setdefault(str(file), file)
+        wanted.append((fig, row, str(file)))
     return doc, wanted
 
 

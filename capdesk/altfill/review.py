@@ -21,7 +21,9 @@ from pathlib import Path
 from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, write_document
 from capdesk.altfill.fill import _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
+from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
+from capdesk.altfill.spots import is_file_name
 from capdesk.safe_files import atomic_write
 from capdesk.sidecars.xmp import clean_text
 
@@ -141,7 +143,12 @@ def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: A
         why = CHANGED if digest else "it is not in the review's list of documents (FILE.csv.sha256), so it was left"
         result.pages.append(PageRow(str(path), "failed", error=why, kind=_kind(path)))
         return
-    if is_document(path):
+    if is_pdf(path):
+        pdf = scan_pdf(path)
+        result.pages.append(pdf.row)
+        _fill_pdf(pdf, chosen, result)
+        write_pdf(pdf, result, dry_run, backup_dir, before_write)
+    elif is_document(path):
         doc = scan_document(path)
         result.pages.append(doc.row)
         _fill_document(doc, chosen, result)
@@ -158,7 +165,7 @@ def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: A
 
 
 def _kind(path: Path) -> str:
-    return path.suffix.lower().lstrip(".") if is_document(path) else "page"
+    return path.suffix.lower().lstrip(".") if is_document(path) or is_pdf(path) else "page"
 
 
 def _one_line(text: str) -> str:
@@ -233,4 +240,23 @@ def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> N
         text = _one_line(r.text)
         if _decide(row, text, alt, spot.problem or ("" if spot.make else "no place to write")):
             place_spot(doc, spot, row, text)
+    _not_found(doc.path, chosen, used, result)
+
+
+def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    used = []
+    for fig in doc.figures:
+        alt = None if fig.alt is None or is_file_name(fig.alt) else fig.alt
+        row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
+                       alt_text=alt or "", syntax="pdf", location=fig.location)
+        r = _pick(chosen, row, seen)
+        if r is None:
+            continue
+        used.append(r)
+        result.images.append(row)
+        text = _one_line(r.text)
+        no_place = "the element is not an object of its own, so nothing can be added to it"
+        if _decide(row, text, alt, no_place if fig.ref is None else ""):
+            place_alt(doc, fig, row, text)
     _not_found(doc.path, chosen, used, result)

@@ -40,9 +40,11 @@ def register(sub) -> None:
                     "Each changed page's original is kept in CapDesk's backup folder, private to you, until "
                     "removed with --prune-backups DAYS. A second run changes nothing. EPUB, DOCX, PPTX, ODT and "
                     "ODP files get alt text for their own pictures the same way: only the alt text changes, every "
-                    "other part of the file stays byte for byte as it was.")
+                    "other part of the file stays byte for byte as it was. A tagged PDF's Figures without /Alt get "
+                    "it in an update appended to the file (its original bytes stay as they were); an untagged "
+                    "PDF is named and left.")
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt or .odp files, or folders")
+                   help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt, .odp or .pdf files, or folders")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of each page and change nothing")
     p.add_argument("--include-empty", action="store_true",

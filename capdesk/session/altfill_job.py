@@ -39,11 +39,10 @@ class AltFillJob(FolderJob):
         self.write = write  # facts | probably | all: which texts are written, the rest listed for review
 
     def can_start(self) -> bool:
-        """A folder of pages and documents, or one page or document (EPUB, Word, PowerPoint, OpenDocument)."""
-        from capdesk.altfill.fill import DOC_SUFFIXES, PAGE_SUFFIXES
+        """A folder of pages and documents, or one page or document (EPUB, Word, PowerPoint, OpenDocument, PDF)."""
+        from capdesk.altfill.fill import FILL_SUFFIXES
 
-        return self.folder.is_dir() or (self.folder.is_file()
-                                        and self.folder.suffix.lower() in {*PAGE_SUFFIXES, *DOC_SUFFIXES})
+        return self.folder.is_dir() or (self.folder.is_file() and self.folder.suffix.lower() in FILL_SUFFIXES)
 
     def started_text(self) -> str:
         return messages.altfill_started(str(self.folder), self.dry_run)

@@ -1,0 +1,480 @@
+"""Alt text for the figures of a tagged PDF: each ``/Figure`` structure element without ``/Alt`` gets
+the description of the picture it stands for, written as an incremental update.
+
+A PDF is read with pypdf. Only a tagged PDF (``/MarkInfo /Marked true`` and a structure tree) has a
+place for alt text; an untagged one is named in one line and left as it is. Role-mapped types count
+by what they map to. The picture of a Figure is found by its marked content (the MCIDs of its
+``/K`` on its page, the images drawn inside them); a Figure with no marked content of its own (as
+LibreOffice writes a picture drawn as an artifact) is matched to the image drawn at its ``/BBox``
+attribute's place on its page. Content marked ``/Artifact`` that no Figure stands for is decoration
+and is left alone.
+
+The update is appended after the file's last byte: the changed structure elements (each with
+``/Alt``), then a cross-reference section of the kind the file already uses and a trailer whose
+``/Prev`` points at the original one, so the original bytes stay a prefix of the result and a
+signature over them stays valid. The file is replaced in one step, only if it still holds the
+bytes that were read, its original kept in the backup folder first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import stat
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from capdesk.altfill.backups import keep_original, read_only
+from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
+from capdesk.altfill.spots import is_file_name
+from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
+from capdesk.imageio import MAX_PIXELS
+from capdesk.safe_files import folder_lock, swap_in, write_temp
+
+NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
+MAX_ELEMENTS = 200_000  # structure elements walked; a real book has a few thousand
+MAX_FORM_DEPTH = 4  # forms drawn inside forms, followed this deep for the pictures they draw
+
+
+class PdfRefused(Exception):
+    """A PDF that cannot be filled as a whole (encrypted, unreadable, not tagged)."""
+
+
+@dataclass
+class Draw:
+    """One image drawn on a page: the marked-content ids it is inside, where it lands, its stream."""
+
+    mcids: tuple[int, ...]
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in the page's default space
+    image: object  # the pypdf image XObject
+    name: str
+
+
+@dataclass
+class Figure:
+    ref: object  # the structure element's indirect reference (what the update rewrites)
+    page: int  # 1-based
+    number: int  # 1-based, in reading order
+    alt: str | None
+    draw: Draw | None = None
+    found_by: str = ""  # how its picture was found: "marked content" | "bounding box"
+    problem: str = ""
+    text: str = ""  # the alt text to write
+
+    @property
+    def location(self) -> str:
+        return f"page {self.page}, figure {self.number}"
+
+    @property
+    def src(self) -> str:
+        """The picture as the report names it: its page and the image's resource name there."""
+        return f"page {self.page}, {self.draw.name.lstrip('/')}" if self.draw is not None else f"page {self.page}"
+
+
+@dataclass
+class PdfDoc:
+    path: Path
+    row: PageRow
+    raw: bytes = b""
+    digest: str = ""
+    reader: object = None
+    figures: list[Figure] = field(default_factory=list)
+    rows: list[ImageRow] = field(default_factory=list)
+    edits: list[tuple[Figure, ImageRow]] = field(default_factory=list)
+
+
+def is_pdf(path: Path) -> bool:
+    return path.suffix.lower() == ".pdf"
+
+
+def scan_pdf(path: Path) -> PdfDoc:
+    """Read a PDF and find its Figures; one that cannot be read, or is not tagged, has its row's error."""
+    doc = PdfDoc(path, PageRow(str(path), "unchanged", kind="pdf"))
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise PdfRefused("not a regular file")
+        if st.st_size > MAX_DOCUMENT_BYTES:
+            raise PdfRefused(f"too large ({st.st_size:,} bytes)")
+        doc.raw = path.read_bytes()
+        doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
+        doc.reader, doc.figures = _read(doc.raw)
+    except PdfRefused as exc:
+        doc.row.status, doc.row.error = "failed", str(exc)
+    except OSError as exc:
+        doc.row.status, doc.row.error = "failed", exc.strerror or str(exc)
+    doc.row.images = len(doc.figures)
+    return doc
+
+
+def _read(raw: bytes) -> tuple[object, list[Figure]]:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(raw), strict=False)
+        if reader.is_encrypted:
+            raise PdfRefused("encrypted: it cannot be changed without its password, so it was left as it is")
+        root = reader.trailer["/Root"].get_object()
+        marked = root.get("/MarkInfo", {}).get_object().get("/Marked", False) if "/MarkInfo" in root else False
+        tree = root.get("/StructTreeRoot")
+        if not marked or tree is None:
+            raise PdfRefused(NOT_TAGGED)
+        figures = _figures(reader, tree.get_object())
+    except PdfRefused:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError, zlib.error) as exc:
+        raise PdfRefused(f"cannot be read as a PDF ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")\
+            from exc
+    return reader, figures
+
+
+def _role_map(tree) -> dict[str, str]:
+    rm = tree.get("/RoleMap")
+    rm = rm.get_object() if rm is not None else {}
+    return {str(k): str(v) for k, v in rm.items()}
+
+
+def _standard(kind: str, roles: dict[str, str]) -> str:
+    seen = set()
+    while kind in roles and kind not in seen and roles[kind] != kind:
+        seen.add(kind)
+        kind = roles[kind]
+    return kind
+
+
+def _elements(tree) -> Iterator[tuple[object, object, object]]:
+    """(reference, element, its page) for every structure element, in reading order; each once."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
+
+    stack: list[tuple[object, object]] = [(tree.get("/K"), None)]
+    seen: set[tuple[int, int]] = set()
+    count = 0
+    while stack:
+        kid, pg = stack.pop()
+        if kid is None:
+            continue
+        ref = kid if isinstance(kid, IndirectObject) else None
+        obj = kid.get_object()
+        if isinstance(obj, ArrayObject):
+            stack.extend((k, pg) for k in reversed(obj))
+            continue
+        if not isinstance(obj, DictionaryObject) or "/S" not in obj:
+            continue  # an MCID, a marked-content or object reference: content, not an element
+        if ref is not None:
+            key = (ref.idnum, ref.generation)
+            if key in seen:
+                continue
+            seen.add(key)
+        count += 1
+        if count > MAX_ELEMENTS:
+            raise PdfRefused(f"more than {MAX_ELEMENTS:,} structure elements: not read")
+        page = obj.get("/Pg", pg)
+        yield ref, obj, page
+        stack.append((obj.get("/K"), page))
+
+
+def _figures(reader, tree) -> list[Figure]:
+    roles = _role_map(tree)
+    pages = {p.indirect_reference.idnum: i for i, p in enumerate(reader.pages) if p.indirect_reference}
+    draws: dict[int, list[Draw]] = {}
+    out: list[Figure] = []
+    for ref, el, pg in _elements(tree):
+        if _standard(str(el.get("/S")), roles) != "/Figure":
+            continue
+        n = pages.get(pg.idnum) if pg is not None and hasattr(pg, "idnum") else None
+        alt = el.get("/Alt")
+        fig = Figure(ref, (n or 0) + 1, len(out) + 1, None if alt is None else str(alt))
+        out.append(fig)
+        if ref is None:
+            fig.problem = "the element is not an object of its own, so nothing can be added to it"
+        elif n is None:
+            fig.problem = "it names no page, so its picture cannot be found"
+        else:
+            if n not in draws:
+                draws[n] = list(_draws(reader, reader.pages[n]))
+            _match(fig, el, draws[n], pg)
+    return out
+
+
+def _mcids(el, pg) -> list[int]:
+    from pypdf.generic import ArrayObject, DictionaryObject
+
+    k = el.get("/K")
+    kids = k.get_object() if k is not None else []
+    kids = list(kids) if isinstance(kids, ArrayObject) else [kids]
+    out = []
+    for kid in kids:
+        obj = kid.get_object() if hasattr(kid, "get_object") else kid
+        if isinstance(obj, int):
+            out.append(int(obj))
+        elif isinstance(obj, DictionaryObject) and obj.get("/Type") == "/MCR" and "/MCID" in obj:
+            same = obj.get("/Pg") is None or getattr(obj.get("/Pg"), "idnum", None) == getattr(pg, "idnum", None)
+            if same:
+                out.append(int(obj["/MCID"]))
+    return out
+
+
+def _bbox(el) -> tuple[float, float, float, float] | None:
+    attrs = el.get("/A")
+    attrs = attrs.get_object() if attrs is not None else []
+    for a in (attrs if isinstance(attrs, list) else [attrs]):
+        a = a.get_object() if hasattr(a, "get_object") else a
+        if isinstance(a, dict) and "/BBox" in a:
+            x0, y0, x1, y1 = (float(v) for v in a["/BBox"])
+            return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+    return None
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Intersection over union of two boxes."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _match(fig: Figure, el, draws: list[Draw], pg) -> None:
+    ids = set(_mcids(el, pg))
+    inside = [d for d in draws if ids & set(d.mcids)]
+    if inside:
+        fig.draw, fig.found_by = inside[0], "marked content"
+        return
+    box = _bbox(el)
+    if box is not None:
+        best = max(draws, key=lambda d: _overlap(box, d.box), default=None)
+        if best is not None and _overlap(box, best.box) >= 0.8:
+            fig.draw, fig.found_by = best, "bounding box"
+            return
+    fig.problem = "no picture drawn for it was found on its page (by marked content or by its bounding box)"
+
+
+def _mul(m: list[float], n: list[float]) -> list[float]:
+    a, b, c, d, e, f = m
+    a2, b2, c2, d2, e2, f2 = n
+    return [a * a2 + b * c2, a * b2 + b * d2, c * a2 + d * c2, c * b2 + d * d2, e * a2 + f * c2 + e2,
+            e * b2 + f * d2 + f2]
+
+
+def _box(m: list[float]) -> tuple[float, float, float, float]:
+    pts = [(m[4] + x * m[0] + y * m[2], m[5] + x * m[1] + y * m[3]) for x, y in ((0, 0), (1, 0), (0, 1), (1, 1))]
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _draws(reader, page) -> Iterator[Draw]:
+    yield from _draws_in(reader, page.get_contents(), page.get("/Resources"), [1.0, 0, 0, 1.0, 0, 0], (), 0)
+
+
+def _mcid_of(operands, resources) -> int | None:
+    props = operands[1] if len(operands) > 1 else None
+    if props is not None and not hasattr(props, "get"):
+        named = resources.get("/Properties", {}).get_object() if resources is not None else {}
+        props = named.get(str(props)) if hasattr(named, "get") else None
+    props = props.get_object() if props is not None else None
+    mcid = props.get("/MCID") if hasattr(props, "get") else None
+    return None if mcid is None else int(mcid)
+
+
+def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, ...], depth: int) -> Iterator[Draw]:
+    """The images drawn by a content stream (and the forms it draws, to a depth), with their place."""
+    from pypdf.generic import ContentStream
+
+    if contents is None:
+        return
+    resources = resources.get_object() if resources is not None else None
+    xobjects = resources.get("/XObject", {}).get_object() if resources is not None else {}
+    stack: list[list[float]] = []
+    marks: list[int | None] = []
+    for operands, op in ContentStream(contents, reader).operations:
+        if op == b"q":
+            stack.append(ctm)
+        elif op == b"Q" and stack:
+            ctm = stack.pop()
+        elif op == b"cm" and len(operands) == 6:
+            ctm = _mul([float(v) for v in operands], ctm)
+        elif op == b"BDC":
+            marks.append(_mcid_of(operands, resources))
+        elif op == b"BMC":
+            marks.append(None)
+        elif op == b"EMC" and marks:
+            marks.pop()
+        elif op == b"Do" and operands:
+            name = str(operands[0])
+            x = xobjects.get(name) if hasattr(xobjects, "get") else None
+            x = x.get_object() if x is not None else None
+            ids = outer + tuple(m for m in marks if m is not None)
+            if x is not None and x.get("/Subtype") == "/Image":
+                yield Draw(ids, _box(ctm), x, name)
+            elif x is not None and x.get("/Subtype") == "/Form" and depth < MAX_FORM_DEPTH:
+                m = [float(v) for v in x.get("/Matrix", [1, 0, 0, 1, 0, 0])]
+                yield from _draws_in(reader, x, x.get("/Resources", resources), _mul(m, ctm), ids, depth + 1)
+
+
+def picture_bytes(fig: Figure) -> bytes:
+    """The Figure's picture as a PNG, to be described like any file; PdfRefused when it cannot be."""
+    assert fig.draw is not None
+    x = fig.draw.image
+    w, h = int(x.get("/Width", 0)), int(x.get("/Height", 0))
+    if w <= 0 or h <= 0 or w * h > MAX_PIXELS:
+        raise PdfRefused(f"its picture is {w} x {h} pixels: not read")
+    try:
+        image = x.decode_as_image()
+        out = io.BytesIO()
+        image.save(out, "PNG")
+    except Exception as exc:  # noqa: BLE001 (a filter pypdf or Pillow cannot decode: this picture only)
+        raise PdfRefused(f"its picture cannot be decoded ({type(exc).__name__})") from exc
+    return out.getvalue()
+
+
+def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool) -> tuple[ImageRow, bool]:
+    """The row for one Figure, and whether its picture is to be described."""
+    row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT, alt_text=fig.alt or "",
+                   syntax="pdf", location=fig.location)
+    doc.rows.append(row)
+    placeholder = fig.alt is not None and is_file_name(fig.alt)
+    if fig.alt and not placeholder:
+        return row, False
+    if fig.alt == "" and not include_empty:
+        row.note = "/Alt is empty, which marks it decorative (--include-empty fills it too)"
+        return row, False
+    notes = ["its /Alt was only a file name, which says nothing about the picture (WCAG F30)"] if placeholder else []
+    if fig.problem or fig.draw is None:
+        row.status, row.note, row.needs_review = FillStatus.SKIPPED, fig.problem or "no picture", True
+        return row, False
+    if fig.found_by == "bounding box":
+        notes.append("its picture was found by its bounding box (it has no marked content of its own)")
+    row.note = "; ".join(notes) or None
+    return row, True
+
+
+def place_alt(doc: PdfDoc, fig: Figure, row: ImageRow, text: str) -> None:
+    fig.text = text
+    row.status, row.alt_text, row.after = FillStatus.FILLED, text, f"/Alt ({text})"
+    doc.edits.append((fig, row))
+
+
+def _serialize(obj) -> bytes:
+    out = io.BytesIO()
+    obj.write_to_stream(out)
+    return out.getvalue()
+
+
+_STARTXREF = re.compile(rb"startxref\s+(\d+)\s+%%EOF\s*$")
+
+
+def incremental_update(doc: PdfDoc) -> bytes:
+    """The file's bytes followed by one update: each edited Figure with its ``/Alt``, a cross-reference
+    section of the file's own kind, and a trailer pointing back at the last one."""
+    from pypdf.generic import NameObject, TextStringObject
+
+    reader = doc.reader
+    raw = doc.raw
+    m = _STARTXREF.search(raw[-1024:])
+    if m is None:
+        raise PdfRefused("its end (startxref, %%EOF) is not where a PDF keeps it, so no update can follow it")
+    prev = int(m.group(1))
+    out = bytearray(raw if raw.endswith((b"\n", b"\r")) else raw + b"\n")
+    offsets: dict[int, tuple[int, int]] = {}
+    for fig, _row in sorted(doc.edits, key=lambda e: e[0].ref.idnum):
+        el = fig.ref.get_object()
+        el[NameObject("/Alt")] = TextStringObject(fig.text)
+        offsets[fig.ref.idnum] = (len(out), fig.ref.generation)
+        out += f"{fig.ref.idnum} {fig.ref.generation} obj\n".encode() + _serialize(el) + b"\nendobj\n"
+    trailer = reader.trailer
+    size = int(trailer.get("/Size", 0))
+    keep = b"".join(k.encode() + b" " + _serialize(trailer.raw_get(k)) + b"\n"
+                    for k in ("/Root", "/Info", "/ID") if k in trailer)
+    if raw[prev:prev + 4] == b"xref":
+        out += _xref_table(offsets, len(out), size, keep, prev)
+    else:
+        out += _xref_stream(offsets, len(out), size, keep, prev)
+    return bytes(out)
+
+
+def _runs(nums: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for n in nums:
+        if runs and runs[-1][-1] == n - 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return runs
+
+
+def _xref_table(offsets: dict[int, tuple[int, int]], at: int, size: int, keep: bytes, prev: int) -> bytes:
+    lines = [b"xref\n"]
+    for run in _runs(sorted(offsets)):
+        lines.append(f"{run[0]} {len(run)}\n".encode())
+        lines += [f"{offsets[n][0]:010d} {offsets[n][1]:05d} n\r\n".encode() for n in run]
+    lines.append(b"trailer\n<<\n/Size " + str(size).encode() + b"\n" + keep + b"/Prev " + str(prev).encode()
+                 + b"\n>>\nstartxref\n" + str(at).encode() + b"\n%%EOF\n")
+    return b"".join(lines)
+
+
+def _xref_stream(offsets: dict[int, tuple[int, int]], at: int, size: int, keep: bytes, prev: int) -> bytes:
+    own = size  # the stream is an object too, listed in itself
+    entries = {**offsets, own: (at, 0)}
+    nums = sorted(entries)
+    data = b"".join(b"\x01" + entries[n][0].to_bytes(4, "big") + entries[n][1].to_bytes(2, "big") for n in nums)
+    index = b" ".join(f"{run[0]} {len(run)}".encode() for run in _runs(nums))
+    packed = zlib.compress(data)
+    return (f"{own} 0 obj\n<<\n/Type /XRef\n/Size {own + 1}\n".encode() + keep + b"/Index [" + index
+            + b"]\n/W [1 4 2]\n/Filter /FlateDecode\n/Prev " + str(prev).encode() + b"\n/Length "
+            + str(len(packed)).encode() + b"\n>>\nstream\n" + packed + b"\nendstream\nendobj\nstartxref\n"
+            + str(at).encode() + b"\n%%EOF\n")
+
+
+def write_pdf(doc: PdfDoc, result: AltFillResult, dry_run: bool, backup_dir: Path | None,
+              before_write: Callable[[Path], None] | None) -> None:
+    if doc.row.status == "failed" or not doc.edits:
+        return
+    rows = [r for _, r in doc.edits]
+    try:
+        data = incremental_update(doc)
+        _read(data)  # the result must read back as a tagged PDF
+    except PdfRefused as exc:
+        _failed(doc, rows, f"the change would not read back ({exc})")
+        return
+    result.diffs[str(doc.path)] = "".join(
+        f"--- {doc.path}\n+++ {doc.path}\n@@ {fig.location} @@\n+/Alt ({fig.text})\n" for fig, _ in doc.edits
+    ).encode("utf-8", "surrogateescape")
+    doc.row.filled = len(rows)
+    if dry_run:
+        doc.row.status = "would change"
+        return
+    target = Path(os.path.realpath(doc.path))
+    locked = read_only(target)
+    if locked:
+        _failed(doc, rows, locked)
+        return
+    try:
+        if backup_dir is not None:
+            doc.row.backup = str(keep_original(Path(backup_dir), target, doc.raw))
+        with folder_lock(target.parent):
+            tmp = write_temp(target, data, like=target)
+            if before_write is not None:
+                before_write(doc.path)
+            done = swap_in(tmp, target, doc.digest)
+    except OSError as exc:
+        _failed(doc, rows, f"cannot write it ({exc.strerror or exc})")
+        return
+    if not done:
+        _failed(doc, rows, "it changed while CapDesk was working, so it was left as it is; run again")
+        return
+    doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
+    for r in rows:
+        r.written = True
+
+
+def _failed(doc: PdfDoc, rows: list[ImageRow], why: str) -> None:
+    doc.row.status, doc.row.error = "failed", why
+    for r in rows:
+        r.status, r.error, r.after = FillStatus.FAILED, f"the document was not changed: {why}", ""
