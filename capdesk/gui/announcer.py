@@ -85,6 +85,10 @@ class Announcer(QObject):
         self._item: tuple[QAbstractItemView, QPersistentModelIndex] | None = None
         self.said: list[str] = []  # what was handed on, newest last (read by the tests)
         self._focus_moved_at = 0.0
+        self._waiting: list[str] = []  # messages waiting for the focus to settle, oldest first
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.timeout.connect(self._flush)
         self._window_focus_at = 0.0  # the focus last moved between widgets (a dialog closed, ...)
         app = QApplication.instance()
         app.focusChanged.connect(self._focus_moved)
@@ -106,17 +110,34 @@ class Announcer(QObject):
         if not uses_focus_carrier():
             self._announce(text)
             return
-        # Orca 43 drops a description change on a list entry that comes while it is still reading the
-        # window the focus has just come back to (a dialog closed): the message waits as for a widget.
-        wait = FOCUS_SETTLE_S - (time.monotonic() - self._window_focus_at)
-        if wait > 0:
-            QTimer.singleShot(int(wait * 1000), self, lambda: self._carry_later(text))
-        else:
-            self._carry(text)
+        # One queue, handed on oldest first: messages each on a timer of their own (rounded to the
+        # millisecond) were heard out of order, a batch's "half done" before its "a quarter done".
+        self._waiting.append(text)
+        self._flush()
 
-    def _carry_later(self, text: str) -> None:
+    def _settle_wait(self) -> float:
+        """Seconds until the screen reader has read where the focus now is.
+
+        Orca 43 drops a description change on a list entry that comes while it is still reading the
+        window the focus has just come back to (a dialog closed); and it reads a newly focused widget
+        (its description too) a moment after the focus moves, so a description changed before then
+        would be read twice, with the widget and as news."""
+        now = time.monotonic()
+        wait = FOCUS_SETTLE_S - (now - self._window_focus_at)
+        focus = QApplication.focusWidget()
+        on_entry = isinstance(focus, QAbstractItemView) and focus.currentIndex().isValid()
+        if focus is not None and focus.isActiveWindow() and not on_entry:
+            wait = max(wait, FOCUS_SETTLE_S - (now - self._focus_moved_at))
+        return wait
+
+    def _flush(self) -> None:
         with contextlib.suppress(RuntimeError):  # the window closed meanwhile
-            self._carry(text)
+            wait = self._settle_wait()
+            if wait > 0:
+                self._flush_timer.start(int(wait * 1000) + 1)
+                return
+            while self._waiting:
+                self._carry(self._waiting.pop(0))
 
     def _carry(self, text: str) -> None:
         focus = QApplication.focusWidget()
@@ -124,19 +145,6 @@ class Announcer(QObject):
             self._notify(text)
         elif isinstance(focus, QAbstractItemView) and focus.currentIndex().isValid():
             self._on_item(focus, focus.currentIndex(), text)
-        else:
-            # Orca reads a newly focused widget (its description too) a moment after the focus moves;
-            # a description changed before then would be read twice, with the widget and as news.
-            wait = FOCUS_SETTLE_S - (time.monotonic() - self._focus_moved_at)
-            if wait > 0:
-                QTimer.singleShot(int(wait * 1000), lambda: self._on_widget_now(text))
-            else:
-                self._on_widget(focus, text)
-
-    def _on_widget_now(self, text: str) -> None:
-        focus = QApplication.focusWidget()
-        if focus is None or not focus.isActiveWindow():
-            self._notify(text)
         else:
             self._on_widget(focus, text)
 

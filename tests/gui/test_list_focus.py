@@ -15,6 +15,7 @@ def test_a_clipboard_picture_does_not_move_the_list_the_person_is_in(qtbot, open
     window = open_window(focus=True)
     described = []
     monkeypatch.setattr(window.session, "_describe", lambda p: described.append(p.key))
+    QGuiApplication.clipboard().clear()  # a picture left there by another test would be taken at once
     window.act_clipboard.trigger()
     QGuiApplication.clipboard().setImage(QImage(str(SAMPLES / "chelsea.png")))
     qtbot.waitUntil(lambda: window.list.count() == 1, timeout=5000)
