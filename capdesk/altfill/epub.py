@@ -126,10 +126,12 @@ def _img(part: Part, el: Element, names: set[str], pictures: set[str]) -> Spot:
     tag = part.tag(el)
     f = image_from_tag(tag, 0, el.line, el.column)
     spot = Spot(part.name, el.line, el.column, f"{part.name}, line {el.line}", f.src or "", tag, el.start,
-                alt=f.alt, decorative=f.decorative, labelled=f.labelled)
+                alt=None if f.placeholder else f.alt, decorative=f.decorative, labelled=f.labelled,
+                placeholder=f.placeholder)
     if f.fill is not None and f.at >= 0:
         at = el.start + len(tag[:f.at].encode("utf-8"))
-        spot.at, spot.cut, spot.make = at, at, f.fill
+        spot.at, spot.make = at, f.fill
+        spot.cut = el.start + len(tag[:f.end].encode("utf-8"))
     else:
         spot.problem = "no place to write alt text in this tag (it has no src)"
     _place(spot, f.src or "", names, pictures)

@@ -99,7 +99,7 @@ class _Page:
     text: PageText | None = None
     digest: str = ""
     found: list[Found] = field(default_factory=list)
-    inserts: list[tuple[int, str, ImageRow]] = field(default_factory=list)
+    inserts: list[tuple[int, str, int, ImageRow]] = field(default_factory=list)  # (at, text, end, row)
 
 
 def scan_page(path: Path, cancelled: Callable[[], bool] | None = None) -> _Page:
@@ -144,9 +144,11 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     """The row for one reference, and the picture to describe when it is to be filled."""
     row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
                    before=f.source, alt_text=f.alt or "")
-    if f.alt:
+    if f.alt and not f.placeholder:
         return row, None
-    if f.decorative and not include_empty:
+    if f.placeholder:
+        row.note = "its alt text was only a file name, which says nothing about the picture (WCAG F30)"
+    elif f.decorative and not include_empty:
         row.note = f"{f.decorative}: marked decorative by the author (--include-empty fills it too)"
         return row, None
     if f.labelled:
@@ -169,7 +171,7 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     return row, file
 
 
-def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all") -> tuple[int, str] | None:
+def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all") -> tuple[int, str, int] | None:
     """Set the row from the picture's description; the insertion to make, when there is one."""
     text = take_description(row, d, write)
     if text is None:
@@ -177,16 +179,17 @@ def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all") -> 
     return place_text(row, f, text)
 
 
-def place_text(row: ImageRow, f: Found, text: str) -> tuple[int, str] | None:
-    """The insertion that gives ``f`` the alt text ``text`` (the row says it), or None when it cannot go there."""
+def place_text(row: ImageRow, f: Found, text: str) -> tuple[int, str, int] | None:
+    """The edit that gives ``f`` the alt text ``text``: (where, what, end of what it replaces); the row says
+    it. None when it cannot go there."""
     try:
         piece = f.insertion(text)
     except ValueError as exc:
         row.status, row.note, row.needs_review = FillStatus.SKIPPED, str(exc), True
         return None
-    cut = f.at - f.start
-    row.status, row.alt_text, row.after = FillStatus.FILLED, text, f.source[:cut] + piece + f.source[cut:]
-    return f.at, piece
+    cut, end = f.at - f.start, f.end - f.start
+    row.status, row.alt_text, row.after = FillStatus.FILLED, text, f.source[:cut] + piece + f.source[end:]
+    return f.at, piece, f.end
 
 
 def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool = False,
@@ -231,7 +234,8 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
             continue
         seen.add(real)
         if err:
-            result.pages.append(PageRow(str(path), "failed", error=err))
+            kind = "pdf" if is_pdf(path) else DOC_SUFFIXES.get(path.suffix.lower(), "page")
+            result.pages.append(PageRow(str(path), "failed", error=err, kind=kind))
             continue
         if cancelled():
             result.interrupted = True
@@ -362,10 +366,10 @@ def _describe(describer: Describer, files: dict[str, Path | FoundPath], progress
 
 def write_page(page: _Page, result: AltFillResult, dry_run: bool, backup_dir: Path | None,
                before_write: Callable[[Path], None] | None) -> None:
-    rows = [r for _, _, r in page.inserts]
+    rows = [r for *_, r in page.inserts]
     assert page.text is not None
     try:
-        data = page.text.with_insertions([(at, piece) for at, piece, _ in page.inserts])
+        data = page.text.with_insertions([(at, piece, end) for at, piece, end, _ in page.inserts])
     except PageError as exc:
         _page_failed(page.row, rows, str(exc))
         return

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from capdesk.altfill.spots import is_file_name
+
 # Inside these an <img> is text shown as code (or the content of a text field or title), not a picture.
 TEXT_ONLY = frozenset({"pre", "code", "samp", "kbd", "textarea", "title", "xmp", "listing", "plaintext",
                        "noembed", "noframes", "iframe"})
@@ -50,6 +52,12 @@ class Found:
     at: int = -1  # offset in the page's text where the alt text goes; -1: cannot be filled
     fill: Callable[[str], str] | None = None  # alt text -> the exact characters to insert at ``at``
     problem: str = ""  # why it cannot be filled where it is, in one line
+    cut: int = -1  # where the characters replaced end (from ``at``); -1: nothing replaced, only inserted
+    placeholder: bool = False  # its alt text is only a file name or pandoc's "fig:": counted as missing
+
+    @property
+    def end(self) -> int:
+        return self.at if self.cut < 0 else self.cut
 
     def insertion(self, alt: str) -> str:
         if self.fill is None:
@@ -124,10 +132,16 @@ def image_from_tag(tag: str, start: int, line: int, column: int) -> Found:
         found.decorative = f'role="{role}"' if role in ("presentation", "none") else 'aria-hidden="true"'
     found.labelled = next((n for n in ("aria-label", "aria-labelledby")
                            if (value(tag, first(attrs, n)) or "").strip()), "")
+    src_name = (found.src or "").split("?")[0].split("#")[0]
+    found.placeholder = bool(found.alt) and is_file_name(found.alt or "", src_name or None)
     quoted = [a.quote for a in attrs if a.quote]
     q = "'" if quoted and all(c == "'" for c in quoted) else '"'
     escape = _escape
-    if alt_attr is not None and found.alt == "":
+    if alt_attr is not None and found.placeholder and alt_attr.value_start is not None:
+        # The file name is replaced: the value between its quotes, or an unquoted value given quotes.
+        found.at, found.cut = start + alt_attr.value_start, start + (alt_attr.value_end or alt_attr.value_start)
+        found.fill = escape if alt_attr.quote else (lambda t: f"{q}{escape(t)}{q}")
+    elif alt_attr is not None and found.alt == "":
         if alt_attr.value_start is None:  # <img alt>: give the name a value
             found.at, found.fill = start + alt_attr.name_end, lambda t: f"={q}{escape(t)}{q}"
         elif alt_attr.quote:

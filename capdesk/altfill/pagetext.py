@@ -52,17 +52,20 @@ class PageText:
         """Inserted text in the page's encoding; what it cannot hold as numeric character references."""
         return piece.encode(self.encoding, "xmlcharrefreplace")
 
-    def with_insertions(self, inserts: list[tuple[int, str]]) -> bytes:
-        """The page's bytes with each ``(character offset, text)`` inserted; every other byte as it was."""
+    def with_insertions(self, inserts: list[tuple[int, str]] | list[tuple[int, str, int]]) -> bytes:
+        """The page's bytes with each ``(character offset, text)`` inserted, or with the characters
+        ``[offset, end)`` of each ``(offset, text, end)`` replaced; every other byte as it was."""
         out: list[bytes] = []
         expected: list[str] = []
         chars, at_byte, copied = 0, len(self.bom), 0  # copied: raw bytes already in out (the BOM goes first)
-        for at, piece in sorted(inserts, key=lambda x: x[0]):
+        for at, piece, *rest in sorted(inserts, key=lambda x: x[0]):
+            end = max(at, rest[0]) if rest else at
             at_byte += len(self.text[chars:at].encode(self.encoding, "surrogateescape"))
             added = self.encode_new(piece)
             out += [self.raw[copied:at_byte], added]
             expected += [self.text[chars:at], added.decode(self.encoding)]
-            chars, copied = at, at_byte
+            at_byte += len(self.text[at:end].encode(self.encoding, "surrogateescape"))
+            chars, copied = end, at_byte
         out.append(self.raw[copied:])
         expected.append(self.text[chars:])
         data = b"".join(out)

@@ -73,15 +73,21 @@ def _item(r: ImageRow, base: Path) -> str:
             f"<p class='meta'>{html.escape(str(r.status))}{conf}</p>{change}</figcaption></figure></li>")
 
 
+def _where(result: AltFillResult) -> str:
+    pages = any(p.kind == "page" for p in result.pages)
+    docs = any(p.kind != "page" for p in result.pages)
+    return "web pages and documents" if pages and docs else "documents" if docs else "web pages"
+
+
 def _html(result: AltFillResult, base: Path) -> str:
     problems = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.error or '')}</li>"
                        for p in result.pages if p.status == "failed")
-    problems = f"<h2>Pages with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""
+    problems = f"<h2>Pages and documents with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""
     notes = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.note)}</li>" for p in result.pages if p.note)
     problems += f"<h2>Documents</h2><ul class='pages'>{notes}</ul>" if notes else ""
     head = "Dry run: nothing was written. " if result.dry_run else ""
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Alt text filled in web pages</title>
+<html lang="en"><head><meta charset="utf-8"><title>Alt text filled in {_where(result)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body {{ font: 1rem/1.5 system-ui, sans-serif; margin: 1rem 2rem; }}
@@ -93,7 +99,7 @@ li.review {{ border-color: #b36b00; }} li.failed {{ border-color: #b00020; }}
 img {{ max-width: 100%; height: auto; display: block; }} pre {{ white-space: pre-wrap; }}
 .error {{ color: #b00020; }} .review {{ color: #8a4f00; }} .meta {{ color: #555; font-size: .9rem; }}
 </style></head><body>
-<h1>Alt text filled in web pages</h1>
+<h1>Alt text filled in {_where(result)}</h1>
 <p>{head}{html.escape(result.summary())}{' (interrupted before the end)' if result.interrupted else ''}.
 Alt text is machine-generated; check the entries marked for review.</p>
 {problems}

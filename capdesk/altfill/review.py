@@ -217,7 +217,7 @@ def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> No
         used.append(r)
         result.images.append(row)
         text = _one_line(r.text)
-        if _decide(row, text, f.alt, f.problem):
+        if _decide(row, text, None if f.placeholder else f.alt, f.problem):
             edit = place_text(row, f, text)
             if edit is not None:
                 page.inserts.append((*edit, row))

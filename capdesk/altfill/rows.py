@@ -102,8 +102,16 @@ class AltFillResult:
         for p in self.pages:
             pages[p.status] = pages.get(p.status, 0) + 1
         listed = ", ".join(f"{n} {k}" for k, n in sorted(pages.items()))
-        return f"{len(self.pages)} page{'s' if len(self.pages) != 1 else ''}" + (f" ({listed})" if listed else "") \
+        return files_said(self.pages) + (f" ({listed})" if listed else "") \
             + f"; images: {counts_summary(self.counts())}"
+
+
+def files_said(rows: list[PageRow]) -> str:
+    """'3 pages', '1 document', '2 pages and 1 document': web pages and documents counted apart."""
+    pages = sum(1 for p in rows if p.kind == "page")
+    docs = len(rows) - pages
+    said = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((pages, "page"), (docs, "document")) if n]
+    return " and ".join(said) or "0 pages"
 
 
 def wording(d: Described) -> str:

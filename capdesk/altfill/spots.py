@@ -50,11 +50,19 @@ class Spot:
 
 
 def is_file_name(text: str, picture: str | None = None) -> bool:
-    """Whether a text alternative is only a file name (the picture's own, or any picture's)."""
+    """Whether a text alternative is only a file name or path (the picture's own, or any picture's),
+    pandoc's figure marker ``fig:`` included (``fig:``, ``fig:  images/cat.jpg``)."""
     t = text.strip()
+    if t[:4].lower() == "fig:":
+        t = t[4:].strip()
+        if not t:
+            return True
     if not t:
         return False
-    return bool(_FILE_NAME.match(t)) or (picture is not None and t == posixpath.basename(picture))
+    if picture is not None and t in (picture, posixpath.basename(picture)):
+        return True
+    head, _, name = t.replace("\\", "/").rpartition("/")
+    return bool(_FILE_NAME.match(name)) and not any(c.isspace() for c in head)
 
 
 def resolve_in_package(src: str, base: str, names: set[str]) -> tuple[str | None, str, str]:

@@ -168,6 +168,17 @@ class ZipDoc:
             raise ZipRefused(f"a damaged zip ({name[:80]!r} is not what its header says)")
         return out
 
+    def _descriptor(self, e, end: int, crc: int, csize: int, usize: int) -> bytes | None:
+        """The data descriptor to follow an entry's new data, in the form its old one had (with or
+        without its signature); None when it had none, or one of another form (ZIP64)."""
+        if not e.flags & 0x8:
+            return None
+        old = self.raw[e.data_at + e.csize:end]
+        signed = old[:4] == b"PK\x07\x08"
+        if len(old) != (16 if signed else 12):
+            return None
+        return (b"PK\x07\x08" if signed else b"") + struct.pack("<3I", crc, csize, usize)
+
     def rebuild(self, changed: dict[str, bytes]) -> bytes:
         """The zip with the entries named in ``changed`` holding those bytes; every other entry's
         bytes, and the order of all, as they were."""
@@ -189,12 +200,16 @@ class ZipDoc:
                 packed = data
             else:
                 raise ZipRefused(f"{e.name[:80]!r} cannot be written back (method {e.method})")
-            flags = e.flags & ~0x8  # sizes are known now: no data descriptor after the data
             crc = zlib.crc32(data)
             head = bytearray(self.raw[e.offset:e.data_at])
+            descriptor = self._descriptor(e, end, crc, len(packed), len(data))
+            # An entry written with a data descriptor (flag bit 3, as LibreOffice writes content.xml) keeps
+            # it, in its own form; one whose descriptor is of a form not known here is written without.
+            flags = e.flags if descriptor is not None else e.flags & ~0x8
             struct.pack_into("<H", head, 6, flags)
-            struct.pack_into("<3I", head, 14, crc, len(packed), len(data))
-            out += head + packed
+            if descriptor is None or any(struct.unpack_from("<3I", head, 14)):
+                struct.pack_into("<3I", head, 14, crc, len(packed), len(data))
+            out += head + packed + (descriptor or b"")
             moved[e.name] = (new_at, flags, crc, len(packed), len(data))
         cd_at = len(out)
         for e in self.entries:

@@ -239,6 +239,8 @@ def _say_rows(result: AltFillResult, dry_run: bool) -> None:
 def _say_summary(result: AltFillResult, backups: Path | None, dry_run: bool) -> None:
     changed = [p for p in result.pages if p.status == "changed"]
     if changed:
-        print(f"capdesk: the originals of the {len(changed)} changed page(s) are in {backups}", file=sys.stderr)
+        kinds = {p.kind == "page" for p in changed}
+        word = "pages and documents" if len(kinds) > 1 else "page(s)" if True in kinds else "document(s)"
+        print(f"capdesk: the originals of the {len(changed)} changed {word} are in {backups}", file=sys.stderr)
     print(f"capdesk: {result.summary()} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else "")
           + (" (dry run: nothing written)" if dry_run else ""), file=sys.stderr)
