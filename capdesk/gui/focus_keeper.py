@@ -99,7 +99,8 @@ class RepostedAltGuard(QObject):
     opens: Alt+A (the Alt text box) ended in the File menu, and Alt alone opened and closed the menu bar
     at once. Each chord begins with a key event sent to the window (QWindow): spontaneous when it comes
     from the X server, not when it is posted again. The Alt ShortcutOverride of a posted-again chord
-    is dropped; the key itself still reaches its widget."""
+    is dropped; the key itself still reaches its widget. And an Alt press posted again to an open menu
+    is dropped: Alt+F's shortcut has opened File by then, and a menu closes on Alt."""
 
     def __init__(self, parent: QObject) -> None:
         super().__init__(parent)
@@ -111,5 +112,9 @@ class RepostedAltGuard(QObject):
             return False
         if isinstance(obj, QWindow):
             self._reposted = not ev.spontaneous()
-        return (t == QEvent.Type.ShortcutOverride and self._reposted
-                and ev.key() in (Qt.Key.Key_Alt, Qt.Key.Key_AltGr))
+        alt = ev.key() in (Qt.Key.Key_Alt, Qt.Key.Key_AltGr)
+        if t == QEvent.Type.KeyPress and alt and isinstance(obj, QMenu) and not ev.spontaneous():
+            # Alt+F opened File through its shortcut before the Alt press came back: the menu would close
+            # on that Alt (File opened and shut at once).
+            return True
+        return t == QEvent.Type.ShortcutOverride and self._reposted and alt

@@ -200,3 +200,22 @@ def test_job_dialog_bars_are_not_read_out_by_the_screen_reader(qtbot, window):
         assert roles[0] == QAccessible.Role.ProgressBar
         assert QAccessible.Role.StatusBar in roles, (type(dlg).__name__, roles)
         assert dlg.status.isVisibleTo(dlg)  # the status line still says how far it is
+
+
+def test_alt_f_under_a_screen_reader_leaves_file_open(qtbot, window):
+    """Under Orca, Alt+F's shortcut opens File at once, and the Alt press, held for the screen reader, is
+    posted again afterwards: it reached the open menu, which closes on Alt, so File opened and shut."""
+    from PySide6.QtCore import QCoreApplication, QEvent, Qt
+    from PySide6.QtGui import QKeyEvent
+
+    window.list.setFocus()
+    qtbot.waitUntil(window.list.hasFocus, timeout=5000)
+    qtbot.keyClick(window.list, Qt.Key.Key_F, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=5000)
+    file_menu = window.menuBar().actions()[0].menu()
+    assert QApplication.activePopupWidget() is file_menu
+    posted_again = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Alt, Qt.KeyboardModifier.AltModifier)
+    QCoreApplication.sendEvent(window.windowHandle(), posted_again)  # sent, not spontaneous
+    qtbot.wait(20)
+    assert QApplication.activePopupWidget() is file_menu and file_menu.isVisible()
+    file_menu.close()
