@@ -38,8 +38,9 @@ class ReviewError(ValueError):
 
 
 def location_of(r: ImageRow) -> str:
-    """Where a person finds a picture: a document's own words, a page's line and column."""
-    return r.location or f"line {r.line}, column {r.column}"
+    """Where a person finds a picture: a document's own words, a page's line. (Not its column: alt text
+    written earlier on the line moves it, and a line's pictures of one address are told apart by order.)"""
+    return r.location or f"line {r.line}"
 
 
 def digests_path(path: Path) -> Path:

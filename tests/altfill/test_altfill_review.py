@@ -204,3 +204,25 @@ def test_cli_write_facts_and_review_out(folder, tmp_path, capsys):
     assert page.count('<img src="data:image/png;base64,') == 3 and "Proposed, not written: Probably" in page
     code, err = cli(capsys, "--review-in", str(review), str(folder))
     assert code == 2 and "takes no PATH" in err
+
+
+def test_a_held_text_accepted_after_the_facts_were_written_goes_in(tmp_path, describer):
+    """The review of a run that wrote the facts: its rows still find their pictures, although the alt
+    text written earlier on their line moved them."""
+    (tmp_path / "img").mkdir()
+    for name in ("coffee.png", "astronaut.png"):
+        shutil.copy(SAMPLES / name, tmp_path / "img" / name)
+    page = tmp_path / "one-line.html"
+    page.write_text('<p><img src="img/coffee.png"><img src="img/astronaut.png"></p>\n', encoding="utf-8")
+    review = tmp_path / "review.csv"
+    result = run_alt_fill([page], describer, write="facts", backup_dir=tmp_path / "backups")
+    write_review(result, review)
+    written = page.read_bytes()
+    rows = read_rows(review)
+    assert [(r["write"], r["said_as"]) for r in rows] == [("yes", "withheld"), ("no", "probably")]
+    rows[1]["write"], rows[1]["text"] = "yes", "An astronaut in an orange suit."
+    save_rows(review, rows)
+    done = apply_review(review, backup_dir=tmp_path / "backups2")
+    assert [r.status for r in done.images] == [FillStatus.KEPT, FillStatus.FILLED], done.images
+    accepted = b'astronaut.png" alt="An astronaut in an orange suit.">'
+    assert page.read_bytes() == written.replace(b'astronaut.png">', accepted)
