@@ -75,6 +75,7 @@ def pictures(tmp_path):
 
 
 @needs_torch
+@pytest.mark.slow  # 3.2 s measured on two busy cores (two models describe 5 pictures, 20 are encoded)
 def test_a_fine_tune_whose_captions_repeat_themselves_is_not_proved(tmp_path, monkeypatch, pictures):
     """Through the real measuring (both models run as the app runs them, figures, gate): the new model's
     captions match the person's closely (CIDEr and BLEU-4 rise) but repeat themselves. It was 'better'."""
