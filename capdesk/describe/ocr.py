@@ -37,13 +37,13 @@ def available() -> bool:
 def read_if_found(img: Image.Image, upscale: float | None = None) -> str | None:
     """``--ocr auto``: the text in ``img`` where the cheap test finds some, else None.
 
-    The reader's finder looks at the picture at the test's own scale (short side ``text_presence.SIDE``,
-    never shrunk: a big photo is read at its own pixels), so what the test found is what is read;
-    ``upscale`` (the user's ``--text-upscale``) overrides it as for ``read_text``."""
+    The reader's finder looks at the picture with its short side at ``text_presence.READ_SIDE`` (never
+    shrunk: a big photo is read at its own pixels); ``upscale`` (the user's ``--text-upscale``) overrides
+    it as for ``read_text``."""
     if not text_presence.has_text(img):
         return None
     if upscale is None:
-        upscale = text_presence.SIDE / max(1, min(img.size))
+        upscale = text_presence.READ_SIDE / max(1, min(img.size))
     return read_text(img, upscale=upscale)
 
 

@@ -18,16 +18,20 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-# The short side the finder looks at. Everyday photos are small (the val photos' short side is about
-# 224 px): at their own size the finder missed 6 of 16 signs ("FREE HUGS", "EASTPAK"); at 320 px it
-# finds 14 of 16 for 8-25 ms a picture on two busy cores. 736 px (RapidOCR's own rule) finds one more but
-# costs six times as much and fires on nearly every photo without text.
-SIDE = 320
+# The short side the finder looks at. Everyday photos are small (the val photos' short side is about 224 px).
+# Measured on 16 val photos of signs and 44 without text (bench/bench_user_speed.py): at the photos' own size
+# the finder missed 5 signs ("FREE HUGS", "EASTPAK"); at 256 px it finds 13 of 16 and fires on 2 of the 44;
+# at 320 px 14 of 16 (the 14th then reads as nothing) for 1.6 times the work; RapidOCR's own 736 px fires on
+# nearly every photo without text and costs eight times as much.
+SIDE = 256
+# Where text was found, the reader looks at the picture with its short side at READ_SIDE (never shrunk: a big
+# photo is read at its own pixels): at 320 px it read 12 of those 13 signs, at 256 px 9.
+READ_SIDE = 320
 PIXEL_SURE = 0.3  # the finder's own threshold for a text pixel (RapidOCR's DBPostProcess ``thresh``)
-# Fewer sure pixels than this at SIDE is a speck, not a word: the 14 signs found had 630 to 4,700; of 44
-# photos without text, 39 had none, one 20, and four 3,000-11,000 (tiles, foliage: the reader then reads
-# nothing there).
-MIN_PIXELS = 100
+# Fewer sure pixels than this is a speck, not a word: two small signs ("pepco Energy Services", "Amnesty
+# International" on a stage banner) had 12 and 14 at SIDE; photos without text have none, or thousands
+# (tiles, foliage), where the reader then reads nothing.
+MIN_PIXELS = 10
 
 _GRAPH = "models/ch_PP-OCRv4_det_infer.onnx"
 _lock = threading.Lock()

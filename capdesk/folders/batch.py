@@ -137,10 +137,16 @@ BlockedFn = Callable[[Path, str, str], None]
 DescribeStream = Callable[[list[str]], Iterator[Described]]
 
 
-def local_stream(describer: Describer, batch_size: int = 8) -> DescribeStream:
-    """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs."""
+# Chunks a folder describes at once (``describe_paths``'s ``overlap``): two keep both cores of a small machine
+# busy; more only hold more pictures in memory (bench/bench_user_speed.py measures it).
+OVERLAP = 2
+
+
+def local_stream(describer: Describer, batch_size: int = 8, overlap: int = OVERLAP) -> DescribeStream:
+    """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs,
+    ``overlap`` chunks described at once."""
     def stream(paths: list[str]) -> Iterator[Described]:
-        return describe_paths(describer, paths, batch_size=batch_size)
+        return describe_paths(describer, paths, batch_size=batch_size, overlap=overlap)
     return stream
 
 

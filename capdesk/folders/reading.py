@@ -104,7 +104,28 @@ def _as_found(p: str | os.PathLike[str]) -> str:
 
 
 def describe_paths(describer: Describer, paths: Iterable[str | os.PathLike[str]], beam: int | None = None,
-                   batch_size: int = 8) -> Iterator[Described]:
-    """One ``Described`` per path, in order; a bad file gets its error and the rest go on."""
-    for chunk in load_in_batches(paths, describer.load_picture, batch_size):
-        yield from describer.describe_chunk(chunk, beam)
+                   batch_size: int = 8, overlap: int = 1) -> Iterator[Described]:
+    """One ``Described`` per path, in order; a bad file gets its error and the rest go on.
+
+    ``overlap``: how many chunks are described at once. One chunk keeps a core idle for much of its time
+    (the beam search runs on one thread, the text finder and the detector wait their turn), so a folder
+    describes two at once, in threads: each chunk is described exactly as it would be alone (the same
+    pictures together, the same graphs; ONNX Runtime's results do not depend on what else runs), so its
+    alt text is the same byte for byte (``tests/folders/test_batch_overlap.py``)."""
+    chunks = load_in_batches(paths, describer.load_picture, batch_size)
+    if overlap <= 1:
+        for chunk in chunks:
+            yield from describer.describe_chunk(chunk, beam)
+        return
+    with ThreadPoolExecutor(max_workers=overlap, thread_name_prefix="capdesk-describe") as pool:
+        pending: deque = deque()
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(describer.describe_chunk, chunk, beam))
+                if len(pending) >= overlap:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
+        finally:  # stopped early (the batch cancelled): what has not started is not described
+            for fut in pending:
+                fut.cancel()

@@ -27,6 +27,7 @@ from capdesk.model import providers as prov
 from capdesk.model.beam import Hypothesis, beam_finalists
 from capdesk.model.bundle import Bundle, BundleError, resolve
 from capdesk.model.concepts import load_concepts
+from capdesk.model.graphcheck import GraphError, _fields
 
 
 @dataclass
@@ -92,6 +93,74 @@ def load_graph(data: bytes, opts: Any, providers: list) -> Any:
         return ort.InferenceSession(data, sess_options=opts, providers=providers)
 
 
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT = 7, 5, 11, 12  # onnx.proto's field numbers
+_VALUE_NAME, _TENSOR_NAME = 1, 8
+
+
+def graph_io_names(data: bytes | memoryview) -> tuple[list[str], list[str]]:
+    """The names of an ONNX model's inputs (less its initializers, as ONNX Runtime lists them) and
+    outputs, read from its wire data; GraphError when it cannot be read."""
+    buf = memoryview(data)
+    graph = next((v for num, wire, v in _fields(buf, 0, len(buf)) if num == _MODEL_GRAPH and wire == 2), None)
+    if graph is None:
+        raise GraphError("has no graph")
+    names: dict[int, list[str]] = {_GRAPH_INPUT: [], _GRAPH_OUTPUT: [], _GRAPH_INITIALIZER: []}
+    for num, wire, span in _fields(buf, *graph):
+        if num in names and wire == 2:
+            want = _TENSOR_NAME if num == _GRAPH_INITIALIZER else _VALUE_NAME
+            name = next((bytes(buf[v[0]:v[1]]).decode("utf-8") for n, w, v in _fields(buf, *span)
+                         if n == want and w == 2), "")
+            names[num].append(name)
+    held = set(names[_GRAPH_INITIALIZER])
+    return [n for n in names[_GRAPH_INPUT] if n not in held], names[_GRAPH_OUTPUT]
+
+
+@dataclass(frozen=True)
+class GraphArg:
+    """An input or output of a graph not yet loaded: its name, as ONNX Runtime's ``NodeArg`` gives it."""
+
+    name: str
+
+
+class LazySession:
+    """An ONNX Runtime session made at its first run, from a graph's bytes already checked by the bundle.
+
+    Its inputs' and outputs' names are known at once (read from the graph), so a model can be checked
+    and routed to without loading it: a picture loads only the graphs that describe it (the aerial model's
+    encoder is never run beside the everyday one's, and its decoder only for an aerial photo). Creating a
+    session costs 30-150 ms of a cold single picture each; ``capdesk batch`` and the service pay it once."""
+
+    def __init__(self, data: bytes, make: Any) -> None:
+        self._data: bytes | None = data
+        self._make = make
+        self._session: Any = None
+        self._lock = threading.Lock()
+        self._io = graph_io_names(data)
+
+    def loaded(self) -> Any:
+        """The ONNX Runtime session, made now if it was not yet."""
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._session = self._make(self._data)
+                    self._data = None  # ONNX Runtime holds its own copy of the weights
+        return self._session
+
+    def get_inputs(self) -> list:
+        return self._session.get_inputs() if self._session is not None else [GraphArg(n) for n in self._io[0]]
+
+    def get_outputs(self) -> list:
+        return self._session.get_outputs() if self._session is not None else [GraphArg(n) for n in self._io[1]]
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return self.loaded().run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # everything else a session offers (get_providers, ...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.loaded(), name)
+
+
 class Engine:
     def __init__(self, bundle: Bundle | str | None = None, provider: str | None = None,
                  beam: int | None = None, threads: int = 0) -> None:
@@ -113,12 +182,19 @@ class Engine:
         self.requested_providers = prov.choose(provider)
 
         def session(fn: str, opts):
+            data = self.bundle.read_verified(fn)  # checked now, whether or not it is ever run
+
+            def make(graph: bytes):
+                try:
+                    return load_graph(graph, opts, self.requested_providers)
+                except Exception as exc:  # onnxruntime raises its own exception types
+                    why = str(exc).splitlines()[0]
+                    raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({why})") from None
+
             try:
-                return load_graph(self.bundle.read_verified(fn), opts, self.requested_providers)
-            except BundleError:
-                raise
-            except Exception as exc:  # onnxruntime raises its own exception types
-                raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({str(exc).splitlines()[0]})") from None
+                return LazySession(data, make)
+            except (GraphError, UnicodeDecodeError):  # names unreadable here: ONNX Runtime says what is wrong
+                return make(data)
 
         try:
             kind = decoders.kind_of(m)

@@ -31,8 +31,8 @@ def _street_sign() -> Image.Image:
 
 def test_the_finder_sees_the_picture_at_its_own_scale_in_its_own_order():
     x = text_presence.finder_input(Image.new("RGB", (224, 150), (255, 0, 0)))
-    # short side to 320, each side a multiple of 32; BGR at -1..1: pure red is (-1, -1, 1)
-    assert x.shape == (1, 3, 320, 480)
+    # short side to SIDE (256), each side a multiple of 32; BGR at -1..1: pure red is (-1, -1, 1)
+    assert x.shape == (1, 3, 256, 384)
     assert x[0, :, 5, 5].tolist() == pytest.approx([-1.0, -1.0, 1.0])
 
 
