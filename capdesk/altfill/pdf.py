@@ -188,6 +188,8 @@ def _figures(reader, tree) -> list[Figure]:
             continue
         n = pages.get(pg.idnum) if pg is not None and hasattr(pg, "idnum") else None
         alt = el.get("/Alt")
+        if alt is None and str(el.get("/ActualText") or "").strip():
+            alt = el.get("/ActualText")  # a text replacement serves as its alternative (PDF/UA-1 7.3)
         fig = Figure(ref, (n or 0) + 1, len(out) + 1, None if alt is None else str(alt))
         out.append(fig)
         if ref is None:
@@ -334,18 +336,20 @@ def picture_bytes(fig: Figure) -> bytes:
     return out.getvalue()
 
 
-def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool) -> tuple[ImageRow, bool]:
-    """The row for one Figure, and whether its picture is to be described."""
+def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool = False) -> tuple[ImageRow, bool]:
+    """The row for one Figure, and whether its picture is to be described (``include_empty`` changes
+    nothing: a PDF has no empty-alt convention for decoration)."""
     row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT, alt_text=fig.alt or "",
                    syntax="pdf", location=fig.location)
     doc.rows.append(row)
     placeholder = fig.alt is not None and is_file_name(fig.alt)
-    if fig.alt and not placeholder:
+    if fig.alt and fig.alt.strip() and not placeholder:
         return row, False
-    if fig.alt == "" and not include_empty:
-        row.note = "/Alt is empty, which marks it decorative (--include-empty fills it too)"
-        return row, False
+    # An empty /Alt marks nothing decorative in a PDF (decoration is an /Artifact, never a Figure): it is
+    # filled like a missing one.
     notes = ["its /Alt was only a file name, which says nothing about the picture (WCAG F30)"] if placeholder else []
+    if fig.alt is not None and not fig.alt.strip():
+        notes.append("its /Alt was empty")
     if fig.problem or fig.draw is None:
         row.status, row.note, row.needs_review = FillStatus.SKIPPED, fig.problem or "no picture", True
         return row, False

@@ -248,7 +248,7 @@ def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> Non
     seen: dict[tuple[str, str], int] = {}
     used = []
     for fig in doc.figures:
-        alt = None if fig.alt is None or is_file_name(fig.alt) else fig.alt
+        alt = None if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt) else fig.alt
         row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
                        alt_text=alt or "", syntax="pdf", location=fig.location)
         r = _pick(chosen, row, seen)
