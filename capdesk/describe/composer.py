@@ -27,10 +27,17 @@ def maybe_sentence(phrases: list[str]) -> str:
     return "May contain: " + ", ".join(phrases) + "." if phrases else ""
 
 
+def kind_sentence(kind: str, objects: list[str]) -> str:
+    """'A drawing of a cat and a dog.', 'A screenshot.'"""
+    text = f"{kind} of {listed(objects)}" if objects else kind
+    return text[0].upper() + text[1:] + "."
+
+
 def alt_text(d: Decision, show_guess: bool = False) -> Wording:
     """The alt text the decision allows, with its standing and why it needs review."""
     said = d.said_as in (SaidAs.FACT, SaidAs.PROBABLY)
-    parts = [caption_as_said(d.caption, d.said_as) if said else sentence_of(d.objects), maybe_sentence(d.maybe)]
+    first = kind_sentence(d.kind, d.objects) if d.kind else sentence_of(d.objects)
+    parts = [caption_as_said(d.caption, d.said_as) if said else first, maybe_sentence(d.maybe)]
     if not said and show_guess and d.guess:
         parts.append(f"Guess: {d.guess}")
     if d.text:
@@ -49,7 +56,7 @@ def long_description(d: Decision, tags: list[tuple[str, float]], objects: list[t
     """The extended description (IPTC ExtDescrAccessibility): the caption in the alt text's words (a
     withheld one marked as a guess), the objects seen and the tags with how likely each is, the text
     read, and plain facts about the pixels."""
-    parts = []
+    parts = [kind_sentence(d.kind, [])] if d.kind else []
     if d.said_as in (SaidAs.FACT, SaidAs.PROBABLY) and d.caption:
         parts.append(caption_as_said(d.caption, d.said_as))
     elif d.guess and d.said_as is not SaidAs.NONE:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from capdesk.describe import composer, ocr, policy, tags
+from capdesk.describe import composer, ocr, picture_kind, policy, tags
 from capdesk.describe.alttext import AltText
 from capdesk.describe.detector import Detection, ObjectFinder
 from capdesk.describe.evidence import Finalist, PictureEvidence, overhead
@@ -138,7 +138,9 @@ class Described:
         return {"finalists": [{"caption": f.text, "confidence": round(f.confidence, 4),
                                "trust": None if f.trust is None else round(f.trust, 4)} for f in ev.finalists],
                 "detector": ev.detector, "typical": ev.typical, "near": ev.near,
-                "said_caption": self.said_caption, "mended": list(self.decision.mended) if self.decision else []}
+                "said_caption": self.said_caption, "mended": list(self.decision.mended) if self.decision else [],
+                "kind": ev.kind,
+                "kind_probability": None if ev.kind_probability is None else round(ev.kind_probability, 4)}
 
 
 def text_worth_saying(text: str | None) -> str | None:
@@ -187,6 +189,28 @@ class Describer:
         self._trust_models: dict[str, TrustModel | None] = {}
         # Loaded at the first picture, on the caption model's providers; a missing or broken one is said once.
         self.objects = ObjectFinder(primary.requested_providers, threads)
+        self.kinds = self._kind_model()
+
+    def _kind_model(self) -> picture_kind.KindModel | None:
+        """The picture-kind model of the first engine that carries one for the primary's encoder."""
+        for e in self.engines.values():
+            if e.bundle.features_key != self.primary.bundle.features_key:
+                continue
+            try:
+                m = picture_kind.from_bundle(e.bundle)
+            except BundleError as exc:
+                self.problems.append(str(exc))
+                continue
+            if m is not None:
+                return m
+        return None
+
+    def picture_kinds(self, images: list[Image.Image], pooled: np.ndarray) -> list[tuple[str, float] | None]:
+        """Each picture's kind and how sure (None where no kind model is installed)."""
+        if self.kinds is None:
+            return [None] * len(images)
+        stats = np.stack([picture_kind.pixel_stats(im) for im in images])
+        return [self.kinds.kind(p) for p in self.kinds.probabilities(pooled, stats)]
 
     @property
     def name(self) -> str:
@@ -212,6 +236,7 @@ class Describer:
         # Every model routed to shares the primary's encoder (one encoder run serves them all).
         feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
+        kinds = self.picture_kinds(images, feats.mean(1))
         results: list[Described | None] = [None] * len(images)
         seen = [self.objects.find(img) if self.options.objects else None for img in images]
         if self.options.objects and self.objects.detector() is None:
@@ -225,7 +250,7 @@ class Describer:
                                   self._grounding(eng, probs))
             for j, (i, cap) in enumerate(zip(idx, caps)):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
-                                          None if probs is None else probs[j], seen[i])
+                                          None if probs is None else probs[j], seen[i], kinds[i])
         return results  # type: ignore[return-value]
 
     def _grounding(self, eng: Engine, probs: np.ndarray | None) -> np.ndarray | None:
@@ -260,7 +285,8 @@ class Describer:
         return out
 
     def evidence(self, img: Image.Image, cap: Caption, eng: Engine, where: Route, probs: np.ndarray | None,
-                 objects: list[Detection] | None, text: str | None) -> PictureEvidence:
+                 objects: list[Detection] | None, text: str | None,
+                 kind: tuple[str, float] | None = None) -> PictureEvidence:
         """Everything known about one picture, for the policy (``objects`` None: no detector looked)."""
         conc = None if probs is None or eng.concepts is None else dict(zip(eng.concepts.words, map(float, probs)))
         model = self._trust_model(eng) if conc is not None else None
@@ -272,10 +298,12 @@ class Describer:
             tags=evidence_tags, tag_threshold=float(t.get("threshold", DEFAULT_TAG_THRESHOLD)), text=text,
             model=eng.name, domain=eng.bundle.manifest.get("domain", ""), in_domain=where.in_domain,
             ratio=where.ratio, near=where.near, typical=model.typical(where.ratio) if model else True,
-            has_trust=model is not None, overhead=overhead(eng.bundle.manifest), size=original_size(img))
+            has_trust=model is not None, overhead=overhead(eng.bundle.manifest), size=original_size(img),
+            kind=kind[0] if kind else picture_kind.PHOTO, kind_probability=kind[1] if kind else None)
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
-                probs: np.ndarray | None = None, objects: list[Detection] | None = None) -> Described:
+                probs: np.ndarray | None = None, objects: list[Detection] | None = None,
+                kind: tuple[str, float] | None = None) -> Described:
         t = eng.bundle.manifest.get("tags", {})
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
                                  t.get("max_tags", MAX_TAGS))
@@ -291,7 +319,7 @@ class Describer:
         size = original_size(img)
         d = Described(path, cap, eng.name, where.in_domain, where.ratio, tag_list, text, image_size=size,
                       text_status=status, facts=picture_facts(img, size), objects=list(objects or []))
-        ev = self.evidence(img, cap, eng, where, probs, objects, text)
+        ev = self.evidence(img, cap, eng, where, probs, objects, text, kind)
         d.evidence = ev
         d.trust = ev.caption.trust if ev.caption else None
         if ev.concepts and eng.concepts is not None:

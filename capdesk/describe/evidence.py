@@ -52,6 +52,8 @@ class PictureEvidence:
     overhead: bool = False  # the model's pictures are seen from above (aerial, satellite), unlike the detector's
     plain_fact: str = ""  # what the pixels alone say ("A blank white image."), when it was asked for
     size: tuple[int, int] | None = None  # the picture's upright size in pixels (the detector's boxes are in it)
+    kind: str = "photo"  # what kind of picture it is (capdesk.describe.picture_kind): photo unless surely not
+    kind_probability: float | None = None  # how sure, when a kind model looked
 
     @property
     def caption(self) -> Finalist | None:

@@ -21,6 +21,8 @@ from capdesk.describe.alttext import clean_caption
 from capdesk.describe.evidence import Finalist, PictureEvidence
 from capdesk.describe.numbers import numbers
 from capdesk.describe.objects import mentions, said_name, tokens
+from capdesk.describe.picture_kind import DEPICTS, OTHER, PHOTO
+from capdesk.describe.picture_kind import SAID as KIND_SAID
 from capdesk.describe.plainwords import category_of, counted, plain_name
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, TRUST_FACT_THRESHOLD, TRUST_PROBABLY_THRESHOLD
 from capdesk.status import SaidAs
@@ -121,6 +123,7 @@ class Decision:
     plain_fact: str = ""
     reason: str | None = None
     mended: list[str] = field(default_factory=list)  # what the evidence changed in the caption, for --json
+    kind: str = ""  # "a drawing", "a screenshot": said first, for a picture that is surely not a photo
 
     @property
     def review(self) -> bool:
@@ -257,6 +260,8 @@ def _substitute(ev: PictureEvidence, cat: str, text: str) -> str | None:
 
 def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
     opts = opts or Options()
+    if ev.kind != PHOTO and (ev.kind in KIND_SAID or ev.kind == OTHER):
+        return _of_kind(ev, opts)
     if ev.caption is None:
         return _without_caption(ev, opts, SaidAs.NONE, "the model gave no caption", "")
     guess = clean_caption(ev.caption.text)
@@ -346,6 +351,22 @@ def _without_caption(ev: PictureEvidence, opts: Options, said_as: SaidAs, reason
             if p >= floor and (cat is None or cat not in covered) and len(objects) + len(maybe) < MAX_SAID:
                 maybe.append(counted(word, 1))
     return Decision(said_as, "", guess, objects, maybe, ev.text, ev.plain_fact, reason)
+
+
+def _of_kind(ev: PictureEvidence, opts: Options) -> Decision:
+    """A picture that is surely not a photo is said to be what it is, and never captioned as a scene: the
+    caption models learnt from photos only. A drawing or painting is said with what it shows where the
+    detector or the tags see it; in a diagram, a screenshot or a map the detector's people and things are
+    icons and symbols, so only the text read goes with it."""
+    name = KIND_SAID.get(ev.kind, "")
+    reason = (f"the picture is {name or 'not a photo'}, unlike the photos the model learnt from, so no scene "
+              "caption was said")
+    if ev.kind in DEPICTS or ev.kind == OTHER:
+        d = _without_caption(ev, opts, SaidAs.WITHHELD, reason, clean_caption(ev.caption.text) if ev.caption else "")
+    else:
+        d = Decision(SaidAs.WITHHELD, text=ev.text, reason=reason)
+    d.kind = name
+    return d
 
 
 def seen_objects(ev: PictureEvidence) -> tuple[list[str], set[str]]:
