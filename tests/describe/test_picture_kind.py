@@ -17,7 +17,8 @@ from capdesk.model.bundle import Bundle, BundleError, open_bundle
 from capdesk.status import SaidAs
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
-WORDS = "the of picture alt text describe model screen reader folder window caption photo".split()
+WORDS = ["the", "of", "picture", "alt", "text", "describe", "model", "screen", "reader", "folder", "window",
+         "caption", "photo"]
 
 
 def page_of_text() -> Image.Image:

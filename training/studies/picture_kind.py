@@ -17,11 +17,11 @@ is lilypond 2.24 (``lilypond --png -dresolution=110``) on snippets of lilypond-d
 everyday and RSICD val (fit) and test (held out) photos. Exact duplicates were removed by a difference
 hash before splitting.
 
-A features file is made from a CSV with the columns path, kind, source, split (``fit``: pictures the model and its threshold are
-chosen on; ``test``: held out, from other packages than the fit pictures of the same kind wherever there
-were two). ``fit`` chooses the threshold by five-fold cross-validation on the fit pictures alone, then
-prints the held-out figures: how often a photo is called something else, and how often each other kind
-is named, and named right.
+A features file is made from a CSV with the columns path, kind, source, split (``fit``: pictures the
+model and its threshold are chosen on; ``test``: held out, from other packages than the fit pictures of
+the same kind wherever there were two). ``fit`` chooses the threshold by five-fold cross-validation on
+the fit pictures alone, then prints the held-out figures: how often a photo is called something else,
+and how often each other kind is named, and named right.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ L2 = 1e-2
 def features(labels: str, out: str) -> None:
     from capdesk.model.engine import Engine
     eng = Engine("everyday")
-    rows = list(csv.DictReader(open(labels, encoding="utf-8")))
+    with open(labels, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
     pooled, stats, keep = [], [], []
     for i, r in enumerate(rows):
         try:
