@@ -58,7 +58,10 @@ def _get() -> Any:
 
                 from capdesk.model.engine import session_options
 
-                _session = ort.InferenceSession(str(path), sess_options=session_options(),
+                # One thread: a folder describes two chunks at once (capdesk.folders.reading), each test on
+                # a core of its own; two threads each fought the other chunk's work (measured: 13-16
+                # pictures/s against 13-15 on two busy cores).
+                _session = ort.InferenceSession(str(path), sess_options=session_options(1),
                                                 providers=["CPUExecutionProvider"])
             except Exception:  # missing package or graph: the caller says text reading is unavailable
                 _failed = True
