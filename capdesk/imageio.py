@@ -156,8 +156,24 @@ def is_image_path(path: str | os.PathLike[str]) -> bool:
     return Path(path).suffix.lower() in IMAGE_SUFFIXES
 
 
+# Content this light (mean of the visible pixels, weighted by their opacity) is composited onto black:
+# white glyphs on a transparent background (equations on help pages) vanish on white and read as blank.
+LIGHT_CONTENT = 200
+
+
+def backdrop(img: Image.Image) -> tuple[int, int, int]:
+    """The background a transparent picture is seen on: white, unless what it shows is light."""
+    rgba = np.asarray(img.convert("RGBA").reduce(max(1, max(img.size) // 256)), dtype=np.float64)
+    alpha = rgba[..., 3] / 255.0
+    if alpha.sum() < 1:
+        return (255, 255, 255)
+    lum = (rgba[..., :3].mean(axis=2) * alpha).sum() / alpha.sum()
+    return (0, 0, 0) if lum > LIGHT_CONTENT else (255, 255, 255)
+
+
 def _to_rgb(img: Image.Image) -> Image.Image:
-    """Flatten any mode Pillow decodes into 8-bit RGB, compositing alpha onto white."""
+    """Flatten any mode Pillow decodes into 8-bit RGB, compositing alpha onto white (onto black when
+    what the picture shows is light, so that it stays visible)."""
     if img.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
         arr = np.asarray(img, dtype=np.float64)
         hi = arr.max() if arr.size else 0
@@ -173,7 +189,7 @@ def _to_rgb(img: Image.Image) -> Image.Image:
     if img.mode in ("LA", "PA"):
         img = img.convert("RGBA")
     if img.mode == "RGBA":
-        background = Image.new("RGB", img.size, (255, 255, 255))
+        background = Image.new("RGB", img.size, backdrop(img))
         background.paste(img, mask=img.getchannel("A"))
         return background
     if img.mode != "RGB":

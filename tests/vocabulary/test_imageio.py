@@ -134,3 +134,19 @@ def test_a_damaged_heic_is_one_clear_error(tmp_path):
     (tmp_path / "cut.heic").write_bytes(raw[: len(raw) // 3])
     with pytest.raises(ImageError, match="cut.heic"):
         load_image(tmp_path / "cut.heic")
+
+
+def test_white_content_on_transparency_is_seen_on_black_and_is_not_blank(tmp_path):
+    """White glyphs on a transparent background (equations on help pages) vanished on white: 'A blank
+    white image.'. Dark content still goes onto white, as clip art expects."""
+    from PIL import ImageDraw, ImageFont
+
+    from capdesk.describe.pixelfacts import plain_fact
+
+    for fill, background in (((255, 255, 255, 255), (0, 0, 0)), ((0, 0, 0, 255), (255, 255, 255))):
+        im = Image.new("RGBA", (300, 80), (0, 0, 0, 0))
+        ImageDraw.Draw(im).text((10, 20), "E = mc^2 + x", fill=fill, font=ImageFont.load_default(size=30))
+        im.save(tmp_path / "eq.png")
+        flat = load_image(tmp_path / "eq.png")
+        assert flat.getpixel((0, 0)) == background
+        assert "blank" not in plain_fact(flat)
