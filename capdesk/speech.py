@@ -112,7 +112,23 @@ def can_sound() -> bool:
     import ctypes.util
 
     voice = any(ctypes.util.find_library(n) for n in ("espeak-ng", "espeak"))
-    return voice and ProcessPlayer.find() is not None
+    return voice and ProcessPlayer.find() is not None and sound_output()
+
+
+def sound_output() -> bool:
+    """Whether there is somewhere for sound to go: a PulseAudio or PipeWire server, a sound card, or an
+    ALSA configuration that names a default device (a null or file device in a container counts). With
+    none, a first start said "speech failed: audio open error" in the status bar unasked."""
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if os.environ.get("PULSE_SERVER") or (run and any(Path(run, s).exists() for s in ("pulse/native", "pipewire-0"))):
+        return True
+    try:
+        cards = Path("/proc/asound/cards").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        cards = ""
+    if cards.strip() and "no soundcards" not in cards:
+        return True
+    return any(p.is_file() for p in (Path("/etc/asound.conf"), Path.home() / ".asoundrc"))
 
 
 class ProcessPlayer:

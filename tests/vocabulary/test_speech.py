@@ -139,3 +139,32 @@ def test_several_pictures_are_spoken_each_with_its_name_and_an_empty_one_is_not_
     # The names and the empty one's "No description: ..." are heard too: clearly longer than the
     # descriptions alone (espeak-ng says about 15 characters a second).
     assert len(spoken) / rate > len(bare) / rate + 1.5
+
+
+def test_sound_output_needs_a_sound_server_a_card_or_an_alsa_default(tmp_path, monkeypatch):
+    """Unasked speech needs somewhere for the sound to go: without a server, a card or an ALSA default the
+    window's first start said 'speech failed: audio open error' in the status bar."""
+    from pathlib import Path
+
+    from capdesk import speech
+
+    run, home = tmp_path / "run", tmp_path / "home"
+    run.mkdir()
+    home.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PULSE_SERVER", raising=False)
+    real_read, real_is_file = Path.read_text, Path.is_file
+    cards = {"text": " --- no soundcards ---\n"}
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: cards["text"] if str(self) == "/proc/asound/cards"
+                        else real_read(self, *a, **k))
+    monkeypatch.setattr(Path, "is_file", lambda self: False if str(self) == "/etc/asound.conf" else real_is_file(self))
+    assert not speech.sound_output()
+    (home / ".asoundrc").write_text("pcm.!default { type null }\n")
+    assert speech.sound_output()
+    (home / ".asoundrc").unlink()
+    (run / "pipewire-0").touch()
+    assert speech.sound_output()
+    (run / "pipewire-0").unlink()
+    cards["text"] = " 0 [PCH            ]: HDA-Intel - HDA Intel PCH\n"
+    assert speech.sound_output()
