@@ -159,8 +159,11 @@ class MainWindow(QMainWindow):
     # -- drawing the session ------------------------------------------------------------------
     def _on_message(self, m: Message) -> None:
         self.statusBar().showMessage(m.text)  # kept until the next one, so flat review can read it again
-        # On returning to a picture the screen reader reads its list entry, description included.
-        if m.to_screen_reader and not (m.revisit and self.list.hasFocus()):
+        # On returning to a picture the screen reader reads its list entry, description included: also when
+        # the list will get the focus as the window becomes active (a restart on a person's words was heard
+        # as a notification with the words, then the entry with the same words).
+        in_list = self.list.hasFocus() or (not self.isActiveWindow() and self.focus_keeper.target() is self.list)
+        if m.to_screen_reader and not (m.revisit and in_list):
             self.announcer.say(m.text)
 
     def _item(self, key: str) -> QListWidgetItem | None:
