@@ -132,8 +132,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--pictures", type=int, default=200)
     ap.add_argument("--only", choices=["folder", "cold", "text"], nargs="*", default=["folder", "cold", "text"])
+    ap.add_argument("--data", type=Path, default=DATA, help="the everyday photos (default: ../shared/data/everyday)")
     ap.add_argument("--json", type=Path)
     ns = ap.parse_args()
+    global DATA
+    DATA = ns.data.resolve()
     trees = {"this tree": ROOT, "baseline": ns.baseline.resolve()}
     report: dict[str, object] = {"load_before": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="capdesk-bench-data-") as tmp:
