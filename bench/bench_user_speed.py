@@ -127,6 +127,7 @@ def presence_cost(runs: int) -> dict[str, float]:
 
 
 def main() -> int:
+    global DATA
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", type=Path, required=True, help="an older checkout (git worktree) to compare")
     ap.add_argument("--runs", type=int, default=5)
@@ -135,7 +136,6 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=DATA, help="the everyday photos (default: ../shared/data/everyday)")
     ap.add_argument("--json", type=Path)
     ns = ap.parse_args()
-    global DATA
     DATA = ns.data.resolve()
     trees = {"this tree": ROOT, "baseline": ns.baseline.resolve()}
     report: dict[str, object] = {"load_before": os.getloadavg()}
