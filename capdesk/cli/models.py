@@ -62,19 +62,11 @@ def cmd_list(ns: argparse.Namespace) -> int:
     return EXIT_SOME_FAILED if problems else EXIT_OK
 
 
-SOURCE_NAMES = {"flickr8k": "Flickr8k", "coco": "COCO"}
-
-
 def figures_line(manifest: dict) -> str:
-    """The test figures the README gives, at beam 3: by data set where the test split mixes several
-    (everyday: Flickr8k's 999 photos, COCO's 240; their mixture's CIDEr is in no document), the largest
-    first; else the whole split's ('test BLEU-4 0.405 CIDEr 2.424')."""
+    """The test figures the README gives (``session.services.metrics_line``, which the window shows too)."""
     from capdesk.session.services import metrics_line
 
-    by = manifest.get("metrics", {}).get("test", {}).get("by_source") or {}
-    parts = [(d.get("images", 0), f"{SOURCE_NAMES.get(src, src)} test BLEU-4 {f['BLEU-4']:.3f} CIDEr {f['CIDEr']:.3f}")
-             for src, d in by.items() if {"BLEU-4", "CIDEr"} <= set(f := d.get("beam3") or {})]
-    return "; ".join(text for _, text in sorted(parts, key=lambda p: -p[0])) or metrics_line(manifest)
+    return metrics_line(manifest)
 
 
 def cmd_verify(ns: argparse.Namespace) -> int:

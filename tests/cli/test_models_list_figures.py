@@ -39,3 +39,14 @@ def test_a_model_without_figures_by_data_set_shows_its_whole_test_split():
     m = {"metrics": {"test": {"beam3": {"BLEU-4": 0.4051, "CIDEr": 2.4243}}}}
     assert figures_line(m) == "test BLEU-4 0.405 CIDEr 2.424"
     assert figures_line({}) == ""
+
+
+def test_the_window_shows_the_same_figures_as_models_list(default_bundle):
+    """The Models dialog reads session.services.metrics_line: it too showed the mixture's CIDEr 0.578."""
+    import json
+
+    from capdesk.session.services import metrics_line
+
+    m = json.loads((default_bundle / "manifest.json").read_text(encoding="utf-8"))
+    assert metrics_line(m) == figures_line(m)
+    assert "Flickr8k test BLEU-4" in metrics_line(m) and "0.578" not in metrics_line(m)
