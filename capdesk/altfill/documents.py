@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import keep_original, read_only
+from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
-from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, take_description
+from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note, take_description
 from capdesk.altfill.spots import Spot
 from capdesk.altfill.xmlscan import Part, PartError, parse_part
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
@@ -56,6 +57,7 @@ class Doc:
     edits: list[tuple[Spot, str, ImageRow]] = field(default_factory=list)  # (spot, text to put at it, row)
     rows: list[ImageRow] = field(default_factory=list)
     meta_piece: str = ""  # what the package document gets, with --epub-metadata
+    lang_note: str = ""  # what the report says of English alt text in a document in another language
 
 
 def scan_document(path: Path) -> Doc:
@@ -74,8 +76,10 @@ def scan_document(path: Path) -> Doc:
         if kind == "epub":
             doc.epub = find_epub(doc.zip)
             doc.parts, doc.spots = doc.epub.parts, doc.epub.spots
+            doc.row.lang = doc.epub.lang
         else:
             doc.parts, doc.spots = find_office(doc.zip, kind)
+            doc.row.lang = document_lang(doc.zip, kind, doc.parts)
     except (ZipRefused, PartError) as exc:
         doc.row.status, doc.row.error, doc.spots = "failed", str(exc), []
     except OSError as exc:
@@ -88,7 +92,7 @@ def scan_document(path: Path) -> Doc:
 def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str | None]:
     """The row for one picture, and its zip entry when it is to be described."""
     row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT, before=spot.before,
-                   alt_text=spot.alt or "", syntax=doc.kind, location=spot.location)
+                   alt_text=spot.alt or "", syntax=doc.kind, location=spot.location, caption=spot.caption)
     doc.rows.append(row)
     if spot.alt:
         return row, None
@@ -188,7 +192,12 @@ def place_spot(doc: Doc, spot: Spot, row: ImageRow, text: str) -> None:
     """The edit that gives ``spot`` the alt text ``text``, kept in ``doc`` (the row says it)."""
     if spot.make is None:
         return
-    piece = spot.make(text)
+    english = row.said_as != "caption" and bool(row.said_as or row.wording)  # CapDesk's own words, not a person's
+    make = spot.make_en if spot.make_en is not None and english else spot.make
+    piece = make(text)
+    if foreign(doc.row.lang) and english:
+        row.lang = "en"
+        doc.lang_note = language_note(doc.row.lang, spot.make_en is not None)
     row.status, row.alt_text, row.after = FillStatus.FILLED, text, spot.after(piece)
     doc.edits.append((spot, piece, row))
 
@@ -237,6 +246,8 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
     if doc.row.status == "failed" or doc.zip is None:
         return
     changed = _changed_parts(doc, epub_metadata)
+    if doc.lang_note:
+        doc.row.note = "; ".join(n for n in (doc.row.note, doc.lang_note) if n)
     rows = [r for _, _, r in doc.edits]
     if not changed:
         return

@@ -14,7 +14,9 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from capdesk.altfill.context import html_caption, page_lang
 from capdesk.altfill.html_images import image_from_tag
+from capdesk.altfill.rows import foreign
 from capdesk.altfill.spots import Spot, resolve_in_package
 from capdesk.altfill.xmlscan import Element, Part, escape, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
@@ -38,6 +40,7 @@ class Epub:
     spots: list[Spot] = field(default_factory=list)
     parts: dict[str, Part] = field(default_factory=dict)
     has_feature: bool = False  # the package already says its pictures have alt text
+    lang: str = ""  # the book's language (its package's dc:language)
 
 
 def find_epub(z: ZipDoc) -> Epub:
@@ -55,6 +58,7 @@ def find_epub(z: ZipDoc) -> Epub:
     if package is None or package.local != "package" or package.ns != OPF:
         raise ZipRefused(f"{opf_name} is no EPUB package document")
     book = Epub(opf, package.attr("version") or "")
+    book.lang = next((e.text.strip() for e in opf.elements if e.local == "language" and e.text.strip()), "")
     names = set(z.names())
     items: dict[str, tuple[str, str]] = {}  # id -> (entry, media type)
     for e in opf.elements:
@@ -77,11 +81,15 @@ def find_epub(z: ZipDoc) -> Epub:
             raise ZipRefused(f"its content document {entry} is missing from the zip")
         part = parse_part(entry, z.read(entry))
         book.parts[entry] = part
+        lang = page_lang(part) or book.lang
         for i, el in enumerate(part.elements):
             if el.ns == XHTML and el.local == "img":
-                book.spots.append(_img(part, el, names & listed, pictures))
+                book.spots.append(_img(part, el, names & listed, pictures, foreign(lang)))
             elif el.ns == SVG and el.local == "image":
                 book.spots.append(_svg_image(part, i, el, names & listed, pictures))
+            else:
+                continue
+            book.spots[-1].caption = html_caption(part, i)
     return book
 
 
@@ -122,7 +130,7 @@ def _place(spot: Spot, src: str, names: set[str], pictures: set[str]) -> None:
     spot.picture = entry
 
 
-def _img(part: Part, el: Element, names: set[str], pictures: set[str]) -> Spot:
+def _img(part: Part, el: Element, names: set[str], pictures: set[str], foreign_page: bool) -> Spot:
     tag = part.tag(el)
     f = image_from_tag(tag, 0, el.line, el.column)
     spot = Spot(part.name, el.line, el.column, f"{part.name}, line {el.line}", f.src or "", tag, el.start,
@@ -132,6 +140,8 @@ def _img(part: Part, el: Element, names: set[str], pictures: set[str]) -> Spot:
         at = el.start + len(tag[:f.at].encode("utf-8"))
         spot.at, spot.make = at, f.fill
         spot.cut = el.start + len(tag[:f.end].encode("utf-8"))
+        if foreign_page and not f.has_lang:  # English in a chapter in another language says so
+            spot.make_en = lambda t: f.insertion(t, "en", xml=True)
     else:
         spot.problem = "no place to write alt text in this tag (it has no src)"
     _place(spot, f.src or "", names, pictures)

@@ -36,7 +36,7 @@ from capdesk.altfill.documents import (
     scan_document,
     write_document,
 )
-from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images
+from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images, page_language
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
 from capdesk.altfill.pdf import (
     PdfDoc,
@@ -55,6 +55,8 @@ from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said wher
     FillStatus,
     ImageRow,
     PageRow,
+    foreign,
+    language_note,
     take_description,
 )
 from capdesk.describe.describer import Described, Describer
@@ -126,6 +128,7 @@ def scan_page(path: Path, cancelled: Callable[[], bool] | None = None) -> _Page:
             page.found = find_markdown_images(page.text.text, cancelled)
         else:
             page.found = find_html_images(page.text.text)
+            page.row.lang = page_language(page.text.text)
     except ScanCancelled:
         raise
     except Exception as exc:  # a parser's own fault on a hostile page (a marked section, deep nesting)
@@ -143,7 +146,7 @@ def _why(exc: BaseException) -> str:
 def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) -> tuple[ImageRow, Path | None]:
     """The row for one reference, and the picture to describe when it is to be filled."""
     row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
-                   before=f.source, alt_text=f.alt or "")
+                   before=f.source, alt_text=f.alt or "", caption=f.caption)
     if f.alt and not f.placeholder:
         return row, None
     if f.placeholder:
@@ -171,19 +174,23 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     return row, file
 
 
-def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all") -> tuple[int, str, int] | None:
+def _apply(row: ImageRow, f: Found, d: Described | None, write: str = "all",
+           page_lang: str = "") -> tuple[int, str, int] | None:
     """Set the row from the picture's description; the insertion to make, when there is one."""
     text = take_description(row, d, write)
     if text is None:
         return None
-    return place_text(row, f, text)
+    return place_text(row, f, text, page_lang)
 
 
-def place_text(row: ImageRow, f: Found, text: str) -> tuple[int, str, int] | None:
+def place_text(row: ImageRow, f: Found, text: str, page_lang: str = "") -> tuple[int, str, int] | None:
     """The edit that gives ``f`` the alt text ``text``: (where, what, end of what it replaces); the row says
-    it. None when it cannot go there."""
+    it. None when it cannot go there. On a page in another language (``page_lang``), CapDesk's English
+    text is marked English; a caption's words are the page's own language."""
+    lang = "en" if foreign(page_lang) and row.said_as != "caption" and f.syntax == "html" and not f.has_lang else ""
     try:
-        piece = f.insertion(text)
+        piece = f.insertion(text, lang)
+        row.lang = lang
     except ValueError as exc:
         row.status, row.note, row.needs_review = FillStatus.SKIPPED, str(exc), True
         return None
@@ -257,10 +264,12 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     described = _describe(describer, files, progress, cancelled, batch_size)
     result.interrupted = result.interrupted or len(described) < len(files)
     for page, f, row, key in pending:
-        edit = _apply(row, f, described.get(key), write)
+        edit = _apply(row, f, described.get(key), write, page.row.lang)
         if edit is not None:
             page.inserts.append((*edit, row))
     for page in pages:
+        if foreign(page.row.lang) and any(r.lang for *_, r in page.inserts):
+            page.row.note = language_note(page.row.lang, True)
         if page.inserts:
             write_page(page, result, dry_run, backup_dir, before_write)
     for doc, wanted in docs:

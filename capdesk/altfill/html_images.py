@@ -54,15 +54,29 @@ class Found:
     problem: str = ""  # why it cannot be filled where it is, in one line
     cut: int = -1  # where the characters replaced end (from ``at``); -1: nothing replaced, only inserted
     placeholder: bool = False  # its alt text is only a file name or pandoc's "fig:": counted as missing
+    caption: str = ""  # the text of the figcaption of the <figure> it alone is in
+    has_lang: bool = False  # it says its own language (lang, xml:lang): never given another
+    quote: str = '"'  # the quote new attributes get (the tag's own)
+    in_quotes: str = ""  # the quote the inserted text stands inside (an existing value), else ""
 
     @property
     def end(self) -> int:
         return self.at if self.cut < 0 else self.cut
 
-    def insertion(self, alt: str) -> str:
+    def insertion(self, alt: str, lang: str = "", xml: bool = False) -> str:
+        """The characters to insert for ``alt``; with ``lang``, the tag also says the alt text's language
+        (``lang``, and ``xml:lang`` in XHTML), which an <img> may carry: a screen reader then reads the
+        English text of a page in another language with English rules."""
         if self.fill is None:
             raise ValueError("this reference cannot be filled")
-        return self.fill(alt)
+        piece = self.fill(alt)
+        if not lang or self.has_lang or self.syntax != "html":
+            return piece
+        attrs = [f"lang={{q}}{lang}{{q}}"] + ([f"xml:lang={{q}}{lang}{{q}}"] if xml else [])
+        if self.in_quotes:  # alt="<here>": the value's own closing quote ends the last attribute
+            q = self.in_quotes
+            return piece + q + " " + " ".join(a.format(q=q) for a in attrs)[:-1]
+        return piece + "".join(" " + a.format(q=self.quote) for a in attrs)
 
 
 def line_starts(text: str) -> list[int]:
@@ -132,20 +146,22 @@ def image_from_tag(tag: str, start: int, line: int, column: int) -> Found:
         found.decorative = f'role="{role}"' if role in ("presentation", "none") else 'aria-hidden="true"'
     found.labelled = next((n for n in ("aria-label", "aria-labelledby")
                            if (value(tag, first(attrs, n)) or "").strip()), "")
+    found.has_lang = first(attrs, "lang") is not None or first(attrs, "xml:lang") is not None
     src_name = (found.src or "").split("?")[0].split("#")[0]
     found.placeholder = bool(found.alt) and is_file_name(found.alt or "", src_name or None)
     quoted = [a.quote for a in attrs if a.quote]
-    q = "'" if quoted and all(c == "'" for c in quoted) else '"'
+    q = found.quote = "'" if quoted and all(c == "'" for c in quoted) else '"'
     escape = _escape
     if alt_attr is not None and found.placeholder and alt_attr.value_start is not None:
         # The file name is replaced: the value between its quotes, or an unquoted value given quotes.
         found.at, found.cut = start + alt_attr.value_start, start + (alt_attr.value_end or alt_attr.value_start)
         found.fill = escape if alt_attr.quote else (lambda t: f"{q}{escape(t)}{q}")
+        found.in_quotes = alt_attr.quote
     elif alt_attr is not None and found.alt == "":
         if alt_attr.value_start is None:  # <img alt>: give the name a value
             found.at, found.fill = start + alt_attr.name_end, lambda t: f"={q}{escape(t)}{q}"
         elif alt_attr.quote:
-            found.at, found.fill = start + alt_attr.value_start, escape
+            found.at, found.fill, found.in_quotes = start + alt_attr.value_start, escape, alt_attr.quote
         else:  # alt= with nothing after it
             found.at, found.fill = start + alt_attr.value_start, lambda t: f"{q}{escape(t)}{q}"
     elif alt_attr is None and src_attr is not None:
@@ -161,6 +177,22 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)  # & < > " ' all escaped: safe inside either quote
 
 
+_LANG = re.compile(r"""<html\b[^>]*?\s(?:xml:)?lang\s*=\s*["']?\s*([A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*)""", re.I)
+
+
+def page_language(text: str) -> str:
+    """The language tag of a page's ``<html lang>`` (or ``xml:lang``), "" when it says none."""
+    m = _LANG.search(text[:65536])
+    return m.group(1).replace("_", "-") if m else ""
+
+
+@dataclass
+class _Figure:
+    images: list[Found]
+    caption: list[str]
+    in_caption: int = 0
+
+
 class _ImageFinder(HTMLParser):
     def __init__(self, text: str, offset: int) -> None:
         super().__init__(convert_charrefs=False)
@@ -168,6 +200,7 @@ class _ImageFinder(HTMLParser):
         self._page, self._base = text, offset
         self._starts = line_starts(text)
         self._inside: dict[str, int] = {}
+        self._figures: list[_Figure] = []
         self.found: list[Found] = []
 
     def handle_starttag(self, tag: str, attrs) -> None:
@@ -175,6 +208,12 @@ class _ImageFinder(HTMLParser):
             self._img()
         elif tag in TEXT_ONLY:
             self._inside[tag] = self._inside.get(tag, 0) + 1
+        elif tag == "figure":
+            self._figures.append(_Figure([], []))
+        elif tag == "figcaption" and self._figures:
+            self._figures[-1].in_caption += 1
+        elif tag in ("br", "p", "div", "li") and self._figures and self._figures[-1].in_caption:
+            self._figures[-1].caption.append(" ")
 
     def handle_startendtag(self, tag: str, attrs) -> None:  # <img/>, and <code/> which opens nothing
         if tag == "img":
@@ -183,6 +222,26 @@ class _ImageFinder(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if self._inside.get(tag):
             self._inside[tag] -= 1
+        elif tag == "figcaption" and self._figures and self._figures[-1].in_caption:
+            self._figures[-1].in_caption -= 1
+        elif tag == "figure" and self._figures:
+            self._end_figure()
+
+    def _end_figure(self) -> None:
+        fig = self._figures.pop()
+        # One picture, one caption: a caption under several pictures names the group, not each.
+        if len(fig.images) == 1:
+            fig.images[0].caption = " ".join("".join(fig.caption).split())
+
+    def handle_data(self, data: str) -> None:
+        if self._figures and self._figures[-1].in_caption:
+            self._figures[-1].caption.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self.handle_data(html.unescape(f"&{name};"))
+
+    def handle_charref(self, name: str) -> None:
+        self.handle_data(html.unescape(f"&#{name};"))
 
     def _img(self) -> None:
         if any(self._inside.values()):
@@ -192,7 +251,10 @@ class _ImageFinder(HTMLParser):
         at = self._starts[line - 1] + col
         if self._page[at:at + len(raw)] != raw:  # never edit a place that is not exactly the tag
             return
-        self.found.append(image_from_tag(raw, self._base + at, line, col + 1))
+        found = image_from_tag(raw, self._base + at, line, col + 1)
+        self.found.append(found)
+        if self._figures and not self._figures[-1].in_caption:
+            self._figures[-1].images.append(found)
 
 
 def find_html_images(text: str, offset: int = 0, first_line: int = 1) -> list[Found]:
@@ -201,6 +263,8 @@ def find_html_images(text: str, offset: int = 0, first_line: int = 1) -> list[Fo
     finder = _ImageFinder(text, offset)
     finder.feed(text)
     finder.close()
+    while finder._figures:  # a <figure> the page never closes ends with it
+        finder._end_figure()
     for f in finder.found:
         f.line += first_line - 1
     return finder.found

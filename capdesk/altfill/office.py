@@ -15,6 +15,7 @@ import posixpath
 import re
 from urllib.parse import unquote
 
+from capdesk.altfill.context import odf_caption, odf_caption_styles, word_caption, word_caption_styles
 from capdesk.altfill.spots import Spot, is_file_name, resolve_in_package
 from capdesk.altfill.xmlscan import Element, Part, escape, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
@@ -35,9 +36,9 @@ def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
     """The parts read and every picture in them, for ``kind`` docx, pptx, odt or odp."""
     if kind == "docx":
         names = sorted((n for n in z.names() if WORD_PARTS.match(n)), key=lambda n: (n != "word/document.xml", n))
-        return _ooxml(z, [(n, "") for n in names], "docPr", WP)
+        return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z))
     if kind == "pptx":
-        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)], "cNvPr", P)
+        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)], "cNvPr", P, None)
     return _odf(z, kind)
 
 
@@ -80,7 +81,10 @@ def _decorative(part: Part, i: int) -> str:
     return ""
 
 
-def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str) -> tuple[dict[str, Part], list[Spot]]:
+def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
+           captions: set[str] | None) -> tuple[dict[str, Part], list[Spot]]:
+    """The pictures of Word's or PowerPoint's parts; with ``captions`` (Word's caption styles), each
+    with the caption paragraph beside it."""
     read: dict[str, Part] = {}
     spots: list[Spot] = []
     names = set(z.names())
@@ -104,6 +108,8 @@ def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str) -> tup
             n += 1
             loc = where or (f"picture {n}" if name == "word/document.xml" else f"{name}, picture {n}")
             spots.append(_ooxml_spot(part, k, blip, loc, rels, names))
+            if captions is not None:
+                spots[-1].caption = word_caption(part, i, captions)
     return read, spots
 
 
@@ -154,6 +160,7 @@ def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
     part = parse_part("content.xml", z.read("content.xml"))
     names = set(z.names())
     spots: list[Spot] = []
+    captions = odf_caption_styles(part)
     pages = [i for i, e in enumerate(part.elements) if e.ns == DRAW and e.local == "page"]
     n = 0
     for i, frame in enumerate(part.elements):
@@ -169,6 +176,7 @@ def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         name = frame.attr("name", DRAW)
         loc += f" ({name})" if name else ""
         spots.append(_odf_spot(part, frame, image, kids, loc, names))
+        spots[-1].caption = odf_caption(part, i, captions)
     return {"content.xml": part}, spots
 
 

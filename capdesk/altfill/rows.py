@@ -3,6 +3,7 @@ document, and the run's result; and how a description becomes the text to write.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -61,6 +62,8 @@ class ImageRow:
     wording: str = ""  # what the text says as a guess: fact (nothing) | probably | maybe ("May contain:")
     proposed: str = ""  # the text CapDesk proposes, written or held back for review
     preview: str = field(default="", repr=False)  # a document's picture as a data: URL, for the HTML report only
+    caption: str = ""  # the figure caption found beside the picture (figcaption, a caption paragraph)
+    lang: str = ""  # the language of the alt text written, where the document is in another one
 
 
 @dataclass
@@ -75,6 +78,7 @@ class PageRow:
     kind: str = "page"  # page | epub | docx | pptx | odt | odp
     note: str | None = None  # what a person should know about the whole document (its pictures' alt text)
     sha256: str = ""  # of its bytes as they are after the run: what a review file is checked against
+    lang: str = ""  # the language the page or document says it is in (its language tag), when it says
 
 
 @dataclass
@@ -126,10 +130,75 @@ def wording(d: Described) -> str:
     return "maybe" if hedged else "fact"
 
 
+# A caption's label ("Figure 3:", "Fig. 2.", "Illustration 1 -", "Abbildung 4:", "Şekil 1.") names the
+# figure, not what it shows: the alt text starts after it.
+_LABEL = re.compile(r"^\s*(?:fig(?:ure)?|abb(?:ildung)?|illustration|image|picture|plate|chart|drawing"
+                    r"|şekil|resim|figura|gambar|рисунок|рис)\.?\s*[0-9IVXLivxl]*(?:[.\-][0-9]+)*\s*[:.\-–—]\s*", re.I)
+CAPTION_MAX = 250  # alt text is read in one breath; a caption past this keeps its first sentences
+
+
+def caption_text(caption: str) -> str:
+    """The alt text a figure caption gives: its words without the figure's label, one line, ending as a
+    sentence ends ("Figure 2: Waxing crescent moon" -> "Waxing crescent moon."); "" when only a label."""
+    text = " ".join(caption.split())
+    if not _LABEL.sub("", text + ":", count=1).strip():  # "Figure 4": a label alone names nothing
+        return ""
+    text = _LABEL.sub("", text, count=1).strip()
+    if len(text) > CAPTION_MAX:
+        cut = text.rfind(". ", 0, CAPTION_MAX)
+        text = text[:cut + 1] if cut > 0 else text[:CAPTION_MAX].rsplit(" ", 1)[0] + " ..."
+    if text and text[-1].isalnum():
+        text += "."
+    return text[:1].upper() + text[1:]
+
+
+def foreign(lang: str) -> bool:
+    """Whether a page or document in language ``lang`` is in another language than CapDesk's English."""
+    return bool(lang) and lang.strip().lower().replace("_", "-").split("-")[0] not in ("en", "und", "")
+
+
+def language_note(lang: str, marked: bool) -> str:
+    """What the report says of a document in another language than English."""
+    how = ('each picture it filled says so (lang="en")' if marked else
+           "the format gives a picture's alt text no language of its own, so it is not marked")
+    return (f"the document is in {lang}; the alt text CapDesk wrote is English ({how}), "
+            "except where it was taken from a caption")
+
+
+def trusted(d: Described) -> bool:
+    """A description said as fact, with nothing for a person to check: it stands even beside a caption."""
+    return d.ok and d.said_as == SaidAs.FACT and not d.review and bool(d.description.strip())
+
+
+def from_caption(row: ImageRow, d: Described) -> str | None:
+    """The rule for a picture with a figure caption: a trusted description is written as usual; any
+    other (a guess, "May contain", only what was measured such as "A blank red image.", nothing, or a
+    picture that could not be read) gives way to the caption, which names what the picture shows in
+    the author's own words. The caption's text is then written, said as ``caption``, never a guess;
+    None when the caption does not decide (no caption, or a trusted description)."""
+    text = caption_text(row.caption)
+    if not text or trusted(d):
+        return None
+    said = " ".join(clean_text(d.description).split()) if d.ok else ""
+    instead = (f"the describer's own text ({said!r}) was not said as fact" if said else
+               "the describer had nothing certain to say" if d.ok else
+               f"the picture could not be described ({d.error})")
+    row.status, row.said_as, row.wording, row.proposed = FillStatus.FILLED, "caption", "fact", text
+    row.needs_review, row.model, row.in_domain = False, d.model, d.in_domain
+    row.trust = None if d.trust is None else round(d.trust, 4)
+    row.reason = row.note = f"alt text taken from its caption, which names what the picture shows; {instead}"
+    return text
+
+
 def take_description(row: ImageRow, d: Described | None, write: str = "all") -> str | None:
     """Set the row from the picture's description; the one-line alt text to write, or None (the
     row then says why not). ``write`` (a key of WRITE_CHOICES) says which kinds of text are written;
-    one it keeps back is listed for review with the text proposed."""
+    one it keeps back is listed for review with the text proposed. A picture with a caption
+    (``row.caption``) follows ``from_caption``'s rule."""
+    if row.caption and d is not None and not trusted(d):
+        text = from_caption(row, d)
+        if text is not None:
+            return text
     if d is None:
         row.status, row.note = FillStatus.SKIPPED, "not described: the run was stopped first"
         return None

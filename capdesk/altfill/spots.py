@@ -39,6 +39,8 @@ class Spot:
     at: int = -1  # the edit: bytes [at, cut) of the part become make(alt text); -1: no place to write
     cut: int = -1
     make: Callable[[str], str] | None = None
+    make_en: Callable[[str], str] | None = None  # the edit for English text in a page in another language
+    caption: str = ""  # the figure caption beside it (the author's words for what it shows)
 
     def after(self, piece: str) -> str:
         """The start tag as it reads once ``piece`` replaces [at, cut); an edit past the tag is shown after it."""

@@ -1,0 +1,227 @@
+"""What a document says around a picture: its figure caption and the language it is written in.
+
+A caption is the author's own words for what a figure shows: an HTML or EPUB ``<figcaption>`` of the
+``<figure>`` the picture alone is in, a Word paragraph in the Caption style (or holding a ``SEQ``
+field, which is what Insert Caption makes) next to the picture's paragraph, an OpenDocument
+paragraph in a caption style (Caption, Illustration, Figure, Drawing, or one holding a
+``text:sequence``) that holds the picture or follows it. The language is the document's own tag
+(``<html lang>``, Word's default run language, OpenDocument's default paragraph language).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from capdesk.altfill.xmlscan import Part
+from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
+
+XHTML = "http://www.w3.org/1999/xhtml"
+SVG = "http://www.w3.org/2000/svg"
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+DC = "http://purl.org/dc/elements/1.1/"
+ODF_CAPTION_STYLES = {"caption", "illustration", "figure", "drawing"}
+# Tags that end a word: the rest (em, span, a, text:span ...) join the text on either side.
+_SPACED = re.compile(rb"<(?:/?(?:[\w.-]+:)?(?:br|p|div|li|tab|s|line-break|h\d)\b[^>]*)>")
+_TAG = re.compile(rb"<[^>]*>")
+
+
+def markup_text(raw: bytes, cuts: list[tuple[int, int]] | None = None) -> str:
+    """The text of a piece of markup, tags taken away, ``cuts`` (offsets into ``raw``) left out, one line."""
+    for a, b in sorted(cuts or [], reverse=True):
+        raw = raw[:a] + b" " + raw[b:]
+    raw = _TAG.sub(b"", _SPACED.sub(b" ", raw))
+    return " ".join(html.unescape(raw.decode("utf-8", "replace")).split())
+
+
+def _inner(part: Part, i: int, cuts: list[int] = ()) -> str:  # type: ignore[assignment]
+    el = part.elements[i]
+    if el.end is None:
+        return ""
+    spans = [(part.elements[j].start - el.tag_end, part.end_tag_end(part.elements[j]) - el.tag_end) for j in cuts]
+    return markup_text(part.raw[el.tag_end:el.end], spans)
+
+
+def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
+    j = part.elements[i].parent
+    while j is not None:
+        if part.elements[j].ns == ns and part.elements[j].local in locals_:
+            return j
+        j = part.elements[j].parent
+    return None
+
+
+def html_caption(part: Part, i: int) -> str:
+    """The figcaption of the XHTML ``<figure>`` that holds the picture ``i`` and no other picture."""
+    fig = _ancestor(part, i, XHTML, ("figure",))
+    if fig is None:
+        return ""
+    below = part.descendants(fig)
+    pictures = [j for j in below if (part.elements[j].ns, part.elements[j].local) in ((XHTML, "img"), (SVG, "image"))]
+    if len(pictures) != 1:
+        return ""
+    cap = next((j for j in part.elements[fig].children
+                if part.elements[j].ns == XHTML and part.elements[j].local == "figcaption"), None)
+    return _inner(part, cap) if cap is not None else ""
+
+
+def page_lang(part: Part) -> str:
+    """An XHTML document's language: its root's ``xml:lang`` or ``lang``."""
+    root = part.elements[0] if part.elements else None
+    if root is None:
+        return ""
+    return (root.attr("lang", "http://www.w3.org/XML/1998/namespace") or root.attr("lang") or "").strip()
+
+
+# Word
+
+
+def word_caption_styles(z: ZipDoc) -> set[str]:
+    """The style ids of Word's Caption style (its id is translated in some languages, its name is not)."""
+    from capdesk.altfill.xmlscan import PartError, parse_part
+
+    ids = {"Caption"}
+    if not z.has("word/styles.xml"):
+        return ids
+    try:
+        styles = parse_part("word/styles.xml", z.read("word/styles.xml"))
+    except (PartError, ZipRefused):
+        return ids
+    for e in styles.elements:
+        if e.ns == W and e.local == "style":
+            name = next((styles.elements[j] for j in e.children if styles.elements[j].local == "name"), None)
+            if name is not None and (name.attr("val", W) or "").strip().lower() == "caption":
+                ids.add(e.attr("styleId", W) or "Caption")
+    return ids
+
+
+def _word_is_caption(part: Part, p: int, styles: set[str]) -> bool:
+    for j in part.descendants(p):
+        d = part.elements[j]
+        if d.ns == W and d.local == "pStyle" and (d.attr("val", W) or "") in styles:
+            return True
+        if d.ns == W and ((d.local == "instrText" and re.match(r"\s*SEQ\b", d.text))
+                          or (d.local == "fldSimple" and re.match(r"\s*SEQ\b", d.attr("instr", W) or ""))):
+            return True
+    return False
+
+
+def _word_text(part: Part, p: int) -> str:
+    bits = [part.elements[j].text if part.elements[j].local == "t" else " "
+            for j in part.descendants(p) if part.elements[j].ns == W and part.elements[j].local in ("t", "tab", "br")]
+    return " ".join("".join(bits).split())
+
+
+def word_caption(part: Part, i: int, styles: set[str]) -> str:
+    """The caption paragraph of the Word picture at element ``i``: its own paragraph when that is a
+    caption, else the paragraph right after it, else the one right before."""
+    p = _ancestor(part, i, W, ("p",))
+    if p is None:
+        return ""
+    if _word_is_caption(part, p, styles):
+        return _word_text(part, p)
+    parent = part.elements[p].parent
+    if parent is None:
+        return ""
+    kids = [k for k in part.elements[parent].children if part.elements[k].ns == W and part.elements[k].local == "p"]
+    at = kids.index(p)
+    for k in kids[at + 1:at + 2] + kids[max(0, at - 1):at]:
+        if _word_is_caption(part, k, styles):
+            return _word_text(part, k)
+    return ""
+
+
+def word_lang(part: Part | None) -> str:
+    """Word's default language: ``w:docDefaults``' run language in styles.xml."""
+    if part is None:
+        return ""
+    for i, e in enumerate(part.elements):
+        if e.ns == W and e.local == "docDefaults":
+            for j in part.descendants(i):
+                d = part.elements[j]
+                if d.ns == W and d.local == "lang" and d.attr("val", W):
+                    return (d.attr("val", W) or "").strip()
+    return ""
+
+
+# OpenDocument
+
+
+def odf_caption_styles(part: Part) -> set[str]:
+    """The paragraph styles of ``part`` that are captions: the caption styles by name, and the automatic
+    styles made from them (LibreOffice writes "P3" whose parent is "Illustration")."""
+    out = {s for s in ODF_CAPTION_STYLES}
+    for e in part.elements:
+        if e.ns == STYLE and e.local == "style":
+            name = (e.attr("name", STYLE) or "")
+            parent = (e.attr("parent-style-name", STYLE) or "").lower()
+            if name.lower() in ODF_CAPTION_STYLES or parent in ODF_CAPTION_STYLES:
+                out.add(name.lower())
+    return out
+
+
+def _odf_is_caption(part: Part, p: int, styles: set[str]) -> bool:
+    if (part.elements[p].attr("style-name", TEXT) or "").lower() in styles:
+        return True
+    return any(part.elements[j].ns == TEXT and part.elements[j].local == "sequence" for j in part.descendants(p))
+
+
+def odf_caption(part: Part, frame: int, styles: set[str]) -> str:
+    """The caption of the OpenDocument picture frame ``frame``: the caption paragraph that holds it
+    (LibreOffice's captioned frame: the picture, then "Illustration 1: ..."), without the picture's own
+    frame, else the caption paragraph right after the frame's paragraph."""
+    p = _ancestor(part, frame, TEXT, ("p", "h"))
+    if p is None:
+        return ""
+    if _odf_is_caption(part, p, styles):
+        return _inner(part, p, [frame])
+    parent = part.elements[p].parent
+    if parent is None:
+        return ""
+    kids = [k for k in part.elements[parent].children if part.elements[k].ns == TEXT and part.elements[k].local == "p"]
+    at = kids.index(p)
+    nxt = kids[at + 1] if at + 1 < len(kids) else None
+    return _inner(part, nxt) if nxt is not None and _odf_is_caption(part, nxt, styles) else ""
+
+
+def odf_lang(styles: Part | None, meta: Part | None) -> str:
+    """OpenDocument's language: the default paragraph style's, else the metadata's ``dc:language``."""
+    for e in styles.elements if styles is not None else []:
+        if e.ns == STYLE and e.local == "default-style" and e.attr("family", STYLE) == "paragraph":
+            assert styles is not None
+            for j in e.children:
+                t = styles.elements[j]
+                lang, country = t.attr("language", FO) or "", t.attr("country", FO) or ""
+                if t.local == "text-properties" and lang and lang.lower() not in ("zxx", "none"):
+                    return lang + (f"-{country}" if country and country.lower() != "none" else "")
+    for e in meta.elements if meta is not None else []:
+        if e.ns == DC and e.local == "language" and e.text.strip():
+            return e.text.strip()
+    return ""
+
+
+def _optional(z: ZipDoc, name: str) -> Part | None:
+    from capdesk.altfill.xmlscan import PartError, parse_part
+
+    if not z.has(name):
+        return None
+    try:
+        return parse_part(name, z.read(name))
+    except (PartError, ZipRefused):
+        return None
+
+
+def document_lang(z: ZipDoc, kind: str, parts: dict[str, Part]) -> str:
+    """The language a Word, PowerPoint or OpenDocument file says it is written in, "" when it says none."""
+    if kind == "docx":
+        return word_lang(_optional(z, "word/styles.xml"))
+    if kind == "pptx":
+        pres = _optional(z, "ppt/presentation.xml")
+        return next((e.attr("lang") or "" for e in (pres.elements if pres else []) if e.local == "defRPr"
+                     and e.attr("lang")), "")
+    if kind in ("odt", "odp"):
+        return odf_lang(parts.get("styles.xml") or _optional(z, "styles.xml"), _optional(z, "meta.xml"))
+    return ""
