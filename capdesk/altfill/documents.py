@@ -26,7 +26,16 @@ from capdesk.altfill.backups import keep_original, read_only
 from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
-from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note, take_description
+from capdesk.altfill.rows import (
+    UNHIDDEN,
+    AltFillResult,
+    FillStatus,
+    ImageRow,
+    PageRow,
+    foreign,
+    language_note,
+    take_description,
+)
 from capdesk.altfill.spots import Spot
 from capdesk.altfill.xmlscan import Part, PartError, parse_part
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
@@ -99,6 +108,8 @@ def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str 
     if spot.decorative and not include_empty:
         row.note = f"{spot.decorative}: marked decorative by the author (--include-empty fills it too)"
         return row, None
+    if spot.decorative:
+        row.note = f"{spot.decorative}: {UNHIDDEN}"
     if spot.labelled:
         row.note = f"named by its {spot.labelled} attribute"
         return row, None
@@ -171,10 +182,37 @@ def _store_name(entry: str) -> str:
     return "picture" + (suffix if len(suffix.encode("utf-8", "surrogateescape")) <= 16 else "")
 
 
-def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore) -> Path | None:
+def vector_kind(data: bytes, name: str = "") -> str:
+    """The metafile format of a picture CapDesk cannot draw (Office's EMF and WMF, LibreOffice's SVM, and
+    their compressed forms), named as people know it; "" for any other picture."""
+    if len(data) >= 44 and data[:4] == b"\x01\x00\x00\x00" and data[40:44] == b" EMF":
+        return "EMF"
+    if data[:4] == b"\xd7\xcd\xc6\x9a" or data[:6] in (b"\x01\x00\x09\x00\x00\x03", b"\x02\x00\x09\x00\x00\x03"):
+        return "WMF"
+    if data[:6] == b"VCLMTF":
+        return "SVM (a LibreOffice metafile)"
+    suffix = posixpath.splitext(name)[1].lower()
+    if data[:2] == b"\x1f\x8b" and suffix in (".emz", ".wmz"):
+        return f"{suffix[1:].upper()} (a compressed {suffix[1:3].upper()}F)"
+    return ""
+
+
+def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore, spot: Spot | None = None) -> Path | None:
+    """The picture copied out to be described; None when it is not (a metafile CapDesk cannot draw is
+    skipped by its name, or given its caption's words when it has one)."""
     assert doc.zip is not None
     try:
-        return store.add(doc.zip.read(entry), entry)
+        data = doc.zip.read(entry)
+        kind = vector_kind(data, entry)
+        if kind:
+            why = f"{'a' if kind[0] == 'W' else 'an'} {kind} picture, a drawing CapDesk cannot read"
+            if spot is not None and spot.caption:
+                apply_spot(doc, spot, row, Described(entry, error=why))
+            if row.status != FillStatus.FILLED:
+                row.status, row.needs_review = FillStatus.SKIPPED, True
+                row.note = f"{why}: skipped; write its alt text by hand"
+            return None
+        return store.add(data, entry)
     except ZipRefused as exc:
         row.status, row.error = FillStatus.FAILED, str(exc)
     except OSError as exc:
@@ -206,6 +244,7 @@ def _changed_parts(doc: Doc, epub_metadata: bool) -> dict[str, bytes]:
     by_part: dict[str, list[tuple[int, int, bytes]]] = {}
     for spot, piece, _ in doc.edits:
         by_part.setdefault(spot.part, []).append((spot.at, spot.cut, piece.encode("utf-8")))
+        by_part[spot.part] += [(at, cut, new.encode("utf-8")) for at, cut, new in spot.also]
     all_alt = bool(doc.rows) and all(r.status in (FillStatus.FILLED, FillStatus.KEPT) for r in doc.rows)
     if doc.epub is not None and all_alt:
         edit = metadata_edit(doc.epub) if epub_metadata else None

@@ -62,8 +62,11 @@ def find_epub(z: ZipDoc) -> Epub:
     names = set(z.names())
     items: dict[str, tuple[str, str]] = {}  # id -> (entry, media type)
     for e in opf.elements:
-        if e.ns == OPF and e.local == "item" and e.attr("href"):
-            entry = posixpath.normpath(posixpath.join(posixpath.dirname(opf_name), unquote(e.attr("href") or "")))
+        # A manifest link names a file: a #fragment some tools write after it (chapter.xhtml#start)
+        # points into the file, and the file is what is read.
+        href = (e.attr("href") or "").split("#", 1)[0]
+        if e.ns == OPF and e.local == "item" and href:
+            entry = posixpath.normpath(posixpath.join(posixpath.dirname(opf_name), unquote(href)))
             items[e.attr("id") or entry] = (entry, (e.attr("media-type") or "").strip().lower())
         elif e.ns == OPF and e.local == "meta" and _says_alt_text(e):
             book.has_feature = True
@@ -140,6 +143,8 @@ def _img(part: Part, el: Element, names: set[str], pictures: set[str], foreign_p
         at = el.start + len(tag[:f.at].encode("utf-8"))
         spot.at, spot.make = at, f.fill
         spot.cut = el.start + len(tag[:f.end].encode("utf-8"))
+        spot.also = [(el.start + len(tag[:a].encode("utf-8")), el.start + len(tag[:b].encode("utf-8")), "")
+                     for a, b in f.drops]
         if foreign_page and not f.has_lang:  # English in a chapter in another language says so
             spot.make_en = lambda t: f.insertion(t, "en", xml=True)
     else:
@@ -153,10 +158,14 @@ def _svg_image(part: Part, i: int, el: Element, names: set[str], pictures: set[s
     tag = part.tag(el)
     spot = Spot(part.name, el.line, el.column, f"{part.name}, line {el.line}", src, tag, el.start)
     role = (el.attr("role") or "").strip().lower()
+    hidden = (el.attr("aria-hidden") or "").strip() == "true"
     if role in ("presentation", "none"):
         spot.decorative = f'role="{role}"'
-    elif (el.attr("aria-hidden") or "").strip() == "true":
+    elif hidden:
         spot.decorative = 'aria-hidden="true"'
+    for name, on in (("role", role in ("presentation", "none")), ("aria-hidden", hidden)):
+        span = part.attr_whole_span(el, name) if on else None
+        spot.also += [(span[0], span[1], "")] if span else []
     spot.labelled = next((n for n in ("aria-label", "aria-labelledby") if (el.attr(n) or "").strip()), "")
     titles = [part.elements[j] for j in el.children if part.elements[j].ns == SVG and part.elements[j].local == "title"]
     qname = f"{el.prefix}:" if el.prefix else ""

@@ -51,6 +51,7 @@ from capdesk.altfill.pdf import (
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
 from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
     UNDESCRIBED,
+    UNHIDDEN,
     AltFillResult,
     FillStatus,
     ImageRow,
@@ -66,6 +67,8 @@ from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES, ".pdf": "pdf"}
+# Spreadsheets hold pictures too: a folder run names each one in a line rather than pass it over.
+SHEET_SUFFIXES = {".xlsx": ("xlsx", "xl/media/"), ".ods": ("ods", "Pictures/")}
 MAX_PAGE_BYTES = 64 * 1024 * 1024  # a page is rarely past a megabyte; this is no page
 
 
@@ -82,11 +85,11 @@ def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
                 found += [Path(root, f) for f in files
-                          if not f.startswith(".") and Path(f).suffix.lower() in FILL_SUFFIXES]
+                          if not f.startswith(".") and Path(f).suffix.lower() in (*FILL_SUFFIXES, *SHEET_SUFFIXES)]
             yield from ((f, p, None) for f in sorted(found))
         elif not p.exists():
             yield p, p.parent, "no such file or folder"
-        elif p.suffix.lower() not in FILL_SUFFIXES:
+        elif p.suffix.lower() not in (*FILL_SUFFIXES, *SHEET_SUFFIXES):
             yield p, p.parent, ("not an HTML or Markdown page (.html, .htm, .md, .markdown) or a document "
                                 "(.epub, .docx, .pptx, .odt, .odp, .pdf)")
         else:
@@ -154,6 +157,8 @@ def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) 
     elif f.decorative and not include_empty:
         row.note = f"{f.decorative}: marked decorative by the author (--include-empty fills it too)"
         return row, None
+    elif f.decorative:
+        row.note = f"{f.decorative}: {UNHIDDEN}"
     if f.labelled:
         row.note = f"named by its {f.labelled} attribute"
         return row, None
@@ -189,14 +194,14 @@ def place_text(row: ImageRow, f: Found, text: str, page_lang: str = "") -> tuple
     text is marked English; a caption's words are the page's own language."""
     lang = "en" if foreign(page_lang) and row.said_as != "caption" and f.syntax == "html" and not f.has_lang else ""
     try:
-        piece = f.insertion(text, lang)
+        at, piece, end = f.edit(text, lang)
         row.lang = lang
     except ValueError as exc:
         row.status, row.note, row.needs_review = FillStatus.SKIPPED, str(exc), True
         return None
-    cut, end = f.at - f.start, f.end - f.start
-    row.status, row.alt_text, row.after = FillStatus.FILLED, text, f.source[:cut] + piece + f.source[end:]
-    return f.at, piece, f.end
+    row.status, row.alt_text = FillStatus.FILLED, text
+    row.after = f.source[:at - f.start] + piece + f.source[end - f.start:]
+    return at, piece, end
 
 
 def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursive: bool = False,
@@ -247,11 +252,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
         if cancelled():
             result.interrupted = True
             break
-        if is_pdf(path):
-            docs.append(_plan_pdf(path, include_empty, store, result, files))
-            continue
-        if is_document(path):
-            docs.append(_plan_document(path, include_empty, store, result, files))
+        if _plan_file(path, include_empty, store, result, files, docs):
             continue
         try:
             page = scan_page(path, cancelled)
@@ -282,6 +283,39 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     return result
 
 
+def _plan_file(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
+               files: dict[str, Path | FoundPath], docs: list[tuple[Doc, list[tuple]]]) -> bool:
+    """A spreadsheet, PDF or document planned (True); False for a web page."""
+    if path.suffix.lower() in SHEET_SUFFIXES:
+        result.pages.append(sheet_row(path))
+    elif is_pdf(path):
+        docs.append(_plan_pdf(path, include_empty, store, result, files))  # type: ignore[arg-type]
+    elif is_document(path):
+        docs.append(_plan_document(path, include_empty, store, result, files))
+    else:
+        return False
+    return True
+
+
+def sheet_row(path: Path) -> PageRow:
+    """A spreadsheet's one line: CapDesk leaves it as it is, saying how many pictures it holds."""
+    from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
+
+    kind, media = SHEET_SUFFIXES[path.suffix.lower()]
+    try:
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise ZipRefused("too large")
+        n = sum(1 for name in ZipDoc(path.read_bytes()).names() if name.startswith(media) and not name.endswith("/"))
+        held = f"holding {n} picture{'s' if n != 1 else ''}"
+    except (OSError, ZipRefused):
+        held = "that could not be opened"
+    if held == "holding 0 pictures":
+        return PageRow(str(path), "unchanged", kind=kind, note="a spreadsheet with no pictures: left as it is")
+    return PageRow(str(path), "unchanged", kind=kind,
+                   note=f"a spreadsheet {held}: left as it is, since CapDesk does not write alt text into "
+                        "spreadsheets; give its pictures alt text in the spreadsheet program")
+
+
 def _plan_document(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
                    files: dict[str, Path | FoundPath]) -> tuple[Doc, list[tuple]]:
     """A document scanned: its rows added to ``result``, its pictures to ``files``; the document, with
@@ -292,7 +326,7 @@ def _plan_document(path: Path, include_empty: bool, store: PictureStore, result:
     for spot in doc.spots:
         row, entry = plan_spot(doc, spot, include_empty)
         result.images.append(row)
-        file = picture_file(doc, entry, row, store) if entry else None
+        file = picture_file(doc, entry, row, store, spot) if entry else None
         if file is not None:
             files.setdefault(str(file), file)
             wanted.append((spot, row, str(file)))

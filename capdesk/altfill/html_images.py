@@ -58,10 +58,26 @@ class Found:
     has_lang: bool = False  # it says its own language (lang, xml:lang): never given another
     quote: str = '"'  # the quote new attributes get (the tag's own)
     in_quotes: str = ""  # the quote the inserted text stands inside (an existing value), else ""
+    drops: tuple[tuple[int, int], ...] = ()  # role="presentation", aria-hidden="true": taken away once it has alt text
 
     @property
     def end(self) -> int:
         return self.at if self.cut < 0 else self.cut
+
+    def edit(self, alt: str, lang: str = "") -> tuple[int, str, int]:
+        """(where, what, end of what it replaces) in the page: the alt text put in, and the attributes that
+        hid the picture from screen readers (``drops``) taken away; every other character as it was."""
+        piece = self.insertion(alt, lang)
+        if not self.drops:
+            return self.at, piece, self.end
+        lo = min(self.at, *(a for a, _ in self.drops))
+        hi = max(self.end, *(b for _, b in self.drops))
+        out, pos = [], lo
+        for a, b, new in sorted([(a, b, "") for a, b in self.drops] + [(self.at, self.end, piece)]):
+            out += [self.source[pos - self.start:a - self.start], new]
+            pos = b
+        out.append(self.source[pos - self.start:hi - self.start])
+        return lo, "".join(out), hi
 
     def insertion(self, alt: str, lang: str = "", xml: bool = False) -> str:
         """The characters to insert for ``alt``; with ``lang``, the tag also says the alt text's language
@@ -147,6 +163,7 @@ def image_from_tag(tag: str, start: int, line: int, column: int) -> Found:
     found.labelled = next((n for n in ("aria-label", "aria-labelledby")
                            if (value(tag, first(attrs, n)) or "").strip()), "")
     found.has_lang = first(attrs, "lang") is not None or first(attrs, "xml:lang") is not None
+    found.drops = tuple((start + a, start + b) for a, b in _hiding(tag, attrs))
     src_name = (found.src or "").split("?")[0].split("#")[0]
     found.placeholder = bool(found.alt) and is_file_name(found.alt or "", src_name or None)
     quoted = [a.quote for a in attrs if a.quote]
@@ -171,6 +188,22 @@ def image_from_tag(tag: str, start: int, line: int, column: int) -> Found:
         name = "ALT" if tag[1:4] == "IMG" else "alt"
         found.at, found.fill = start + end, lambda t: f" {name}={q}{escape(t)}{q}"
     return found
+
+
+def _hiding(tag: str, attrs: list[Attr]) -> list[tuple[int, int]]:
+    """Where the attributes that hide a picture from screen readers lie in its tag (each with the space
+    before it): role="presentation" or "none", aria-hidden="true"."""
+    out = []
+    for name, values in (("role", ("presentation", "none")), ("aria-hidden", ("true",))):
+        a = first(attrs, name)
+        if a is None or (value(tag, a) or "").strip().lower() not in values:
+            continue
+        begin = a.name_end - len(a.name)
+        while begin > 0 and tag[begin - 1] in _WS:
+            begin -= 1
+        end = a.name_end if a.value_end is None else a.value_end + (1 if a.quote else 0)
+        out.append((begin, end))
+    return out
 
 
 def _escape(text: str) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 from capdesk.altfill.context import odf_caption, odf_caption_styles, word_caption, word_caption_styles
 from capdesk.altfill.spots import Spot, is_file_name, resolve_in_package
-from capdesk.altfill.xmlscan import Element, Part, escape, parse_part
+from capdesk.altfill.xmlscan import Element, Part, PartError, escape, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
 
 WP = "http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
@@ -29,7 +29,16 @@ RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 SVGC = "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
 XLINK = "http://www.w3.org/1999/xlink"
-WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
+STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+ODF_OBJECT_PREVIEW = ("an embedded object (a formula, chart or spreadsheet): its picture is only a preview of the "
+                      "object, skipped; give the object its alt text in LibreOffice")
+VML = "urn:schemas-microsoft-com:vml"
+O = "urn:schemas-microsoft-com:office:office"
+MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
+OBJECT_PREVIEW = ("an embedded object (OLE): its picture is only a preview of the object, skipped; "
+                  "give the object its alt text in Word")
 
 
 def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
@@ -73,10 +82,13 @@ def _slides(z: ZipDoc) -> list[str]:
     return sorted(found, key=lambda n: int(re.sub(r"\D", "", posixpath.basename(n)) or 0))
 
 
-def _decorative(part: Part, i: int) -> str:
+def _decorative(part: Part, i: int, spot: Spot) -> str:
+    """Word's decorative mark; the edit that turns it off (val="0") once the picture has alt text."""
     for j in part.descendants(i):
         d = part.elements[j]
         if d.local == "decorative" and (d.attr("val") or "").strip().lower() in ("1", "true"):
+            span = part.attr_span(d, "val")
+            spot.also += [(span[0], span[1], "0")] if span else []
             return 'marked decorative (decorative val="1")'
     return ""
 
@@ -94,6 +106,13 @@ def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
         rels = _rels(z, name)
         n = 0
         for i, el in enumerate(part.elements):
+            if el.local == "imagedata" and el.ns == VML and holder == "docPr":
+                spot = _vml_spot(part, i, rels, names, n + 1, name)
+                if spot is not None:
+                    n += 1
+                    spots.append(spot)
+                    spot.caption = word_caption(part, i, captions or set())
+                continue
             if el.local != "pic" or el.ns not in (PIC, P):
                 continue
             # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the
@@ -106,11 +125,33 @@ def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
             if k is None or blip is None:
                 continue
             n += 1
-            loc = where or (f"picture {n}" if name == "word/document.xml" else f"{name}, picture {n}")
-            spots.append(_ooxml_spot(part, k, blip, loc, rels, names))
+            loc = where or _word_place(name, n)
+            rid = blip.attr("embed", R) or blip.attr("link", R) or ""
+            spots.append(_ooxml_spot(part, k, rid, loc, rels, names))
             if captions is not None:
                 spots[-1].caption = word_caption(part, i, captions)
     return read, spots
+
+
+def _word_place(name: str, n: int) -> str:
+    return f"picture {n}" if name == "word/document.xml" else f"{name}, picture {n}"
+
+
+def _vml_spot(part: Part, i: int, rels: dict[str, tuple[str, bool]], names: set[str], n: int,
+              name: str) -> Spot | None:
+    """An old-style (VML) picture: a ``v:imagedata`` in a ``v:shape`` in a ``w:pict``, its alt text the shape's
+    ``alt``. The VML copy Word keeps for older readers (``mc:Fallback``) is the same picture again: left out."""
+    if _ancestor(part, i, MC, ("Fallback",)) is not None:
+        return None
+    shape = part.elements[i].parent
+    if shape is None or part.elements[shape].ns != VML:
+        return None
+    data = part.elements[i]
+    rid = data.attr("id", R) or data.attr("relid", O) or ""
+    spot = _ooxml_spot(part, shape, rid, _word_place(name, n), rels, names, "alt")
+    if _ancestor(part, i, W, ("object",)) is not None and not spot.alt:
+        spot.skip, spot.picture, spot.missing = OBJECT_PREVIEW, None, ""
+    return spot
 
 
 def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
@@ -122,10 +163,10 @@ def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | No
     return None
 
 
-def _ooxml_spot(part: Part, k: int, blip: Element, loc: str, rels: dict[str, tuple[str, bool]],
-                names: set[str]) -> Spot:
+def _ooxml_spot(part: Part, k: int, rid: str, loc: str, rels: dict[str, tuple[str, bool]],
+                names: set[str], holder: str = "descr") -> Spot:
+    """The picture whose alt text is ``holder`` (descr; a VML shape's alt) of element ``k``."""
     nv = part.elements[k]
-    rid = blip.attr("embed", R) or blip.attr("link", R) or ""
     target, external = rels.get(rid, ("", False))
     tag = part.tag(nv)
     spot = Spot(part.name, nv.line, nv.column, loc, target or rid, tag, nv.start)
@@ -137,9 +178,9 @@ def _ooxml_spot(part: Part, k: int, blip: Element, loc: str, rels: dict[str, tup
         spot.missing = f"no such picture in the document ({target})"
     else:
         spot.picture = target
-    spot.decorative = _decorative(part, k)
-    descr = nv.attr("descr")
-    span = part.attr_span(nv, "descr")
+    spot.decorative = _decorative(part, k, spot)
+    descr = nv.attr(holder)
+    span = part.attr_span(nv, holder)
     if descr is not None and descr.strip() and not is_file_name(descr, spot.picture):
         spot.alt = descr
     elif span is not None:  # empty, or only a file name: the value is replaced
@@ -148,7 +189,7 @@ def _ooxml_spot(part: Part, k: int, blip: Element, loc: str, rels: dict[str, tup
     else:
         at = part.attr_insert_at(nv)
         spot.at = spot.cut = at
-        spot.make = lambda t: f' descr="{escape(t)}"'
+        spot.make = lambda t: f' {holder}="{escape(t)}"'
     return spot
 
 
@@ -157,8 +198,25 @@ def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         raise ZipRefused("password-protected (its parts are encrypted), so it was left as it is")
     if not z.has("content.xml"):
         raise ZipRefused("no content.xml: not an OpenDocument file, or a damaged one")
-    part = parse_part("content.xml", z.read("content.xml"))
     names = set(z.names())
+    read: dict[str, Part] = {}
+    spots: list[Spot] = []
+    # content.xml holds the text; styles.xml the master pages, whose headers, footers and backgrounds
+    # (a logo on every page) are pictures a reader meets too.
+    for name in ("content.xml", "styles.xml"):
+        if name == "styles.xml" and not z.has(name):
+            continue
+        try:
+            part = read[name] = parse_part(name, z.read(name))
+        except PartError:
+            if name == "content.xml":
+                raise
+            continue  # the text's pictures are still filled; styles.xml is left as it is
+        spots += _odf_part(part, kind, names)
+    return read, spots
+
+
+def _odf_part(part: Part, kind: str, names: set[str]) -> list[Spot]:
     spots: list[Spot] = []
     captions = odf_caption_styles(part)
     pages = [i for i, e in enumerate(part.elements) if e.ns == DRAW and e.local == "page"]
@@ -171,13 +229,28 @@ def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         if image is None:
             continue
         n += 1
-        page = _ancestor(part, i, DRAW, ("page",))
-        loc = f"page {pages.index(page) + 1}" if kind == "odp" and page is not None else f"picture {n}"
+        loc = _odf_place(part, i, kind, pages, n)
         name = frame.attr("name", DRAW)
         loc += f" ({name})" if name else ""
-        spots.append(_odf_spot(part, frame, image, kids, loc, names))
-        spots[-1].caption = odf_caption(part, i, captions)
-    return {"content.xml": part}, spots
+        spot = _odf_spot(part, frame, image, kids, loc, names)
+        if any(k.ns == DRAW and k.local in ("object", "object-ole") for k in kids) and not spot.alt:
+            spot.skip, spot.picture, spot.missing = ODF_OBJECT_PREVIEW, None, ""
+        spot.caption = odf_caption(part, i, captions)
+        spots.append(spot)
+    return spots
+
+
+def _odf_place(part: Part, i: int, kind: str, pages: list[int], n: int) -> str:
+    if part.name == "styles.xml":
+        box = _ancestor(part, i, STYLE, ("header", "footer", "header-left", "footer-left", "header-first",
+                                         "footer-first"))
+        master = _ancestor(part, i, STYLE, ("master-page",))
+        mname = part.elements[master].attr("name", STYLE) or "" if master is not None else ""
+        if box is None:
+            return f"master page {mname!r}, picture {n}"
+        return f"{part.elements[box].local.replace('-', ' ')} of page style {mname!r}, picture {n}"
+    page = _ancestor(part, i, DRAW, ("page",))
+    return f"page {pages.index(page) + 1}" if kind == "odp" and page is not None else f"picture {n}"
 
 
 def _odf_spot(part: Part, frame: Element, image: Element, kids: list[Element], loc: str, names: set[str]) -> Spot:
@@ -187,8 +260,12 @@ def _odf_spot(part: Part, frame: Element, image: Element, kids: list[Element], l
         spot.skip = "a picture inside the XML (office:binary-data): skipped"
     else:
         spot.picture, spot.skip, spot.missing = resolve_in_package(src.removeprefix("./"), "content.xml", names)
-    if any(k.endswith(" decorative") and v.strip().lower() == "true" for k, v in frame.attrs.items()):
+    mark = next((k for k, v in frame.attrs.items() if k.endswith(" decorative") and v.strip().lower() == "true"), "")
+    if mark:
         spot.decorative = 'marked decorative (decorative="true")'
+        prefix = part.prefix_for(frame, mark.split(" ")[0])
+        span = part.attr_span(frame, f"{prefix}:decorative" if prefix else "decorative")
+        spot.also += [(span[0], span[1], "false")] if span else []
     title = next((k for k in kids if k.ns == SVGC and k.local == "title"), None)
     desc = next((k for k in kids if k.ns == SVGC and k.local == "desc"), None)
     said = [k.text.strip() for k in (title, desc) if k is not None and k.text.strip()]

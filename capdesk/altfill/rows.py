@@ -12,6 +12,8 @@ from capdesk.folders.batch import counts_summary
 from capdesk.sidecars.xmp import clean_text
 from capdesk.status import SaidAs
 
+UNHIDDEN = ("marked decorative by the author, filled as --include-empty asks, and the mark that hid it taken "
+            "away so that screen readers no longer skip it")
 UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
 
 # What ``--write`` lets into the files, by what the text says as a guess (``wording``).

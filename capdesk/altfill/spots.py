@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from capdesk.altfill.places import REMOTE
@@ -41,14 +41,23 @@ class Spot:
     make: Callable[[str], str] | None = None
     make_en: Callable[[str], str] | None = None  # the edit for English text in a page in another language
     caption: str = ""  # the figure caption beside it (the author's words for what it shows)
+    # Edits made with the alt text: [at, cut) of the part becomes the text; the marks that hid a picture
+    # marked decorative from screen readers, taken away or turned off once it has alt text.
+    also: list[tuple[int, int, str]] = field(default_factory=list)
 
     def after(self, piece: str) -> str:
         """The start tag as it reads once ``piece`` replaces [at, cut); an edit past the tag is shown after it."""
         raw = self.before.encode("utf-8")
+        edits = [(self.at, self.cut, piece)] + [e for e in self.also if self.tag_start <= e[0] <= e[1]
+                                                 <= self.tag_start + len(raw)]
         a, c = self.at - self.tag_start, self.cut - self.tag_start
-        if 0 <= a <= c <= len(raw):
-            return (raw[:a] + piece.encode("utf-8") + raw[c:]).decode("utf-8")
-        return f"{self.before} ... {piece}"
+        if not 0 <= a <= c <= len(raw):
+            return f"{self.before} ... {piece}"
+        out, pos = b"", 0
+        for at, cut, new in sorted(edits):
+            out += raw[pos:at - self.tag_start] + new.encode("utf-8")
+            pos = cut - self.tag_start
+        return (out + raw[pos:]).decode("utf-8")
 
 
 def is_file_name(text: str, picture: str | None = None) -> bool:

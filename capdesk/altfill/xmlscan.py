@@ -66,6 +66,18 @@ class Part:
                 return a, a + len(m.group(2).encode("utf-8")) - 2
         return None
 
+    def attr_whole_span(self, el: Element, name: str) -> tuple[int, int] | None:
+        """Byte offsets of the whole attribute written ``name``, the space before it included: what is
+        taken away to remove it."""
+        span = self.attr_span(el, name)
+        if span is None:
+            return None
+        tag = self.raw[el.start:span[0]]
+        begin = el.start + tag.rindex(name.encode("utf-8"))
+        while begin > el.start and self.raw[begin - 1:begin] in (b" ", b"\t", b"\n", b"\r"):
+            begin -= 1
+        return begin, span[1] + 1
+
     def attr_insert_at(self, el: Element) -> int:
         """Where a new attribute goes: after the last one (before any space and the closing ``/>``)."""
         tag = self.raw[el.start:el.tag_end]

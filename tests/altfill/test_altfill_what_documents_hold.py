@@ -1,0 +1,226 @@
+"""What real documents hold: old-style (VML) pictures in Word, pictures in Word headers and in
+OpenDocument master pages, EMF pictures and embedded objects' previews (skipped by their right name,
+never failing the run), spreadsheets in a folder (one line each), EPUB manifest links with #fragments,
+and --include-empty taking away the decorative marks it overrides. Only the alt text (and those marks)
+changes."""
+
+from __future__ import annotations
+
+import html
+import shutil
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+from test_altfill_docs_build import CONTAINER, NAV, ODF_MANIFEST, ODF_NS, OPF3, make_docx, make_epub, store
+
+from capdesk.altfill.fill import FillStatus, run_alt_fill
+
+V = 'xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office"'
+VML_PICTURE = (f'<w:p><w:r><w:pict {V}><v:shape id="Cat" type="#_x0000_t75" style="width:90pt;height:60pt">'
+               '<v:imagedata r:id="RID" o:title=""/></v:shape></w:pict></w:r></w:p>')
+VML_EMF = (f'<w:p><w:r><w:pict {V}><v:shape id="Chart" type="#_x0000_t75" style="width:90pt;height:60pt">'
+           '<v:imagedata r:id="rIdEmf" o:title=""/></v:shape></w:pict></w:r></w:p>')
+OLE_OBJECT = (f'<w:p><w:r><w:object {V}><v:shape id="Eq" type="#_x0000_t75" style="width:40pt;height:20pt">'
+              '<v:imagedata r:id="rIdEmf" o:title=""/></v:shape>'
+              '<o:OLEObject Type="Embed" ProgID="Equation.3" ShapeID="Eq" DrawAspect="Content" ObjectID="_1"/>'
+              "</w:object></w:r></w:p>")
+
+
+def emf() -> bytes:
+    """The smallest EMF a reader opens: its header record and its end record."""
+    header = struct.pack("<II4i4iIIIHHIIII2i2i", 1, 88, 0, 0, 100, 100, 0, 0, 2646, 2646, 0x464D4520, 0x10000,
+                         108, 2, 1, 0, 0, 0, 0, 1024, 768, 320, 240)
+    return header + struct.pack("<5I", 14, 20, 0, 16, 20)
+
+
+def _rewrite(path: Path, change: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path) as z:
+        entries = [(i, z.read(i)) for i in z.infolist()]
+    with zipfile.ZipFile(path, "w") as z:
+        for info, data in entries:
+            z.writestr(info, change.pop(info.filename, data))
+        for name, data in change.items():
+            store(z, name, data)
+
+
+def _word(path: Path) -> Path:
+    """A Word file holding a picture in its header, an old-style (VML) picture, an EMF picture in VML,
+    an equation object with its EMF preview, and the decorative picture of ``make_docx``."""
+    import docx
+
+    make_docx(path)
+    d = docx.Document(str(path))
+    d.sections[0].header.paragraphs[0].add_run().add_picture(str(SAMPLES / "coffee.png"))
+    rid, _ = d.part.get_or_add_image(str(SAMPLES / "chelsea.png"))
+    d.save(str(path))
+    with zipfile.ZipFile(path) as z:
+        body = z.read("word/document.xml").decode("utf-8")
+        rels = z.read("word/_rels/document.xml.rels").decode("utf-8")
+        types = z.read("[Content_Types].xml").decode("utf-8")
+    at = body.index("<w:sectPr")
+    body = body[:at] + VML_PICTURE.replace("RID", rid) + VML_EMF + OLE_OBJECT + body[at:]
+    rels = rels.replace("</Relationships>", '<Relationship Id="rIdEmf" Type="http://schemas.openxmlformats.org/'
+                        'officeDocument/2006/relationships/image" Target="media/chart.emf"/></Relationships>')
+    types = types.replace("</Types>", '<Default Extension="emf" ContentType="image/x-emf"/></Types>')
+    _rewrite(path, {"word/document.xml": body.encode(), "word/_rels/document.xml.rels": rels.encode(),
+                    "[Content_Types].xml": types.encode(), "word/media/chart.emf": emf()})
+    return path
+
+
+@pytest.fixture(scope="module")
+def describer():
+    from capdesk.describe.describer import DescribeOptions, Describer
+
+    return Describer(provider="cpu", options=DescribeOptions(ocr="never"))
+
+
+def test_word_vml_header_emf_and_object_pictures(tmp_path, describer):
+    word = _word(tmp_path / "old.docx")
+    old = zipfile.ZipFile(word).read("word/document.xml")
+    result = run_alt_fill([word], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    assert not result.failed, [(r.location, r.error) for r in result.images if r.error]
+    rows = {r.location: r for r in result.images}
+    header = next(r for loc, r in rows.items() if loc.startswith("word/header"))
+    assert header.status == FillStatus.FILLED and header.alt_text
+    vml = rows["picture 4"]
+    assert (vml.status, vml.src) == (FillStatus.FILLED, "word/media/image3.png") and vml.alt_text
+    chart, equation = rows["picture 5"], rows["picture 6"]
+    assert chart.status == FillStatus.SKIPPED and "an EMF picture" in chart.note and "WMF" not in chart.note
+    assert equation.status == FillStatus.SKIPPED and "embedded object" in equation.note
+    decorative = rows["picture 3"]
+    assert decorative.status == FillStatus.FILLED and "no longer skip" in decorative.note
+    # The only changes: the alt text of the pictures, and the decorative picture's mark turned off.
+    new = zipfile.ZipFile(word).read("word/document.xml")
+    cat, cup = html.escape(vml.alt_text).encode(), html.escape(rows["picture 1"].alt_text).encode()
+    expected = old.replace(b'name="Picture 1"/>', b'name="Picture 1" descr="' + cup + b'"/>', 1)
+    expected = expected.replace(b'height:60pt"><v:imagedata r:id="rId',
+                                b'height:60pt" alt="' + cat + b'"><v:imagedata r:id="rId', 1)
+    expected = expected.replace(b'name="Picture 3"', b'name="Picture 3" descr="' + html.escape(
+        decorative.alt_text).encode() + b'"', 1).replace(b'decorative" val="1"', b'decorative" val="0"')
+    assert new == expected
+    import docx
+
+    assert len(docx.Document(str(word)).inline_shapes) == 3  # still a Word file python-docx reads
+
+
+STYLES_WITH_LOGO = f"""<?xml version="1.0" encoding="UTF-8"?>
+<office:document-styles {ODF_NS} xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0">
+<office:master-styles><style:master-page style:name="Standard"><style:header><text:p>
+<draw:frame draw:name="Logo" text:anchor-type="as-char" svg:width="2cm" svg:height="1cm"><draw:image \
+xlink:href="Pictures/coffee.png" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame>
+</text:p></style:header></style:master-page></office:master-styles></office:document-styles>
+"""
+CONTENT_WITH_OBJECT = f"""<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content {ODF_NS} xmlns:loext="urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0">
+<office:body><office:text>
+<text:p><draw:frame draw:name="Border" loext:decorative="true" svg:width="4cm" svg:height="3cm">\
+<draw:image xlink:href="Pictures/astronaut.png" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/>\
+</draw:frame></text:p>
+<text:p><draw:frame draw:name="Formula" svg:width="4cm" svg:height="1cm"><draw:object xlink:href="./Object 1" \
+xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/><draw:image xlink:href="./ObjectReplacements/Object 1" \
+xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame></text:p>
+</office:text></office:body></office:document-content>
+"""
+
+
+def test_opendocument_header_decorative_mark_and_object_preview(tmp_path, describer):
+    odt = tmp_path / "letter.odt"
+    mime = "application/vnd.oasis.opendocument.text"
+    with zipfile.ZipFile(odt, "w") as z:
+        store(z, "mimetype", mime, zipfile.ZIP_STORED)
+        store(z, "content.xml", CONTENT_WITH_OBJECT)
+        store(z, "styles.xml", STYLES_WITH_LOGO)
+        for name in ("coffee.png", "astronaut.png"):
+            store(z, f"Pictures/{name}", (SAMPLES / name).read_bytes(), zipfile.ZIP_STORED)
+        store(z, "ObjectReplacements/Object 1", b"VCLMTF" + bytes(64))
+        store(z, "META-INF/manifest.xml", ODF_MANIFEST.replace("MIME", mime))
+    plain = run_alt_fill([odt], describer, dry_run=True)
+    assert {r.location: r.status for r in plain.images}["picture 1 (Border)"] == FillStatus.KEPT
+    result = run_alt_fill([odt], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    assert not result.failed
+    rows = {r.location: r for r in result.images}
+    logo = rows["header of page style 'Standard', picture 1 (Logo)"]
+    assert logo.status == FillStatus.FILLED and logo.written
+    border, formula = rows["picture 1 (Border)"], rows["picture 2 (Formula)"]
+    assert border.status == FillStatus.FILLED and formula.status == FillStatus.SKIPPED
+    assert "embedded object" in formula.note
+    with zipfile.ZipFile(odt) as z:
+        styles, content = z.read("styles.xml").decode(), z.read("content.xml").decode()
+    assert styles == STYLES_WITH_LOGO.replace('onLoad"/></draw:frame>',
+                                              f'onLoad"/><svg:desc>{html.escape(logo.alt_text)}</svg:desc></draw:frame>')
+    assert content == CONTENT_WITH_OBJECT.replace('loext:decorative="true"', 'loext:decorative="false"').replace(
+        'astronaut.png" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/>',
+        f'astronaut.png" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/><svg:desc>'
+        f'{html.escape(border.alt_text)}</svg:desc>')
+
+
+def test_include_empty_takes_away_the_marks_that_hide_a_picture(tmp_path, describer):
+    shutil.copy(SAMPLES / "coffee.png", tmp_path / "coffee.png")
+    page = tmp_path / "index.html"
+    before = ('<p><img src="coffee.png" role="presentation" class="a">\n'
+              "<img role='none' alt='' src=coffee.png aria-hidden=\"true\"></p>\n")
+    page.write_text(before, encoding="utf-8")
+    result = run_alt_fill([page], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    text = html.escape(result.images[0].alt_text)
+    assert [r.status for r in result.images] == [FillStatus.FILLED] * 2 and text
+    assert page.read_text(encoding="utf-8") == (f'<p><img src="coffee.png" alt="{text}" class="a">\n'
+                                                f"<img alt='{text}' src=coffee.png></p>\n")
+    # In an EPUB chapter too, and an SVG picture's aria-hidden goes with it.
+    chapter = NAV.replace("<body>", '<body><p><img src="images/coffee.png" aria-hidden="true"/></p>'
+                          '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                          '<image xlink:href="images/coffee.png" role="presentation"/></svg>')
+    book = make_epub(tmp_path / "book.epub", opf=OPF3.replace('href="nav.xhtml"', 'href="nav.xhtml#toc"'))
+    _rewrite(book, {"OEBPS/nav.xhtml": chapter.encode()})
+    done = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    assert not done.failed, done.pages[0].error
+    nav = zipfile.ZipFile(book).read("OEBPS/nav.xhtml").decode()
+    assert "aria-hidden" not in nav and "presentation" not in nav
+    assert nav == chapter.replace('coffee.png" aria-hidden="true"/>', f'coffee.png" alt="{text}"/>').replace(
+        'coffee.png" role="presentation"/>', f'coffee.png"><title>{text}</title></image>')
+
+
+def test_a_manifest_link_with_a_fragment_is_read(tmp_path, describer):
+    book = make_epub(tmp_path / "book.epub", opf=OPF3.replace('href="text/chapter1.xhtml"',
+                                                              'href="text/chapter1.xhtml#start"'))
+    result = run_alt_fill([book], describer, dry_run=True)
+    assert result.pages[0].status == "would change" and not result.pages[0].error
+    assert len(result.images) == 4
+
+
+def test_spreadsheets_in_a_folder_get_one_line_each(tmp_path, describer):
+    with zipfile.ZipFile(tmp_path / "sales.xlsx", "w") as z:
+        store(z, "[Content_Types].xml", "<Types/>")
+        store(z, "xl/workbook.xml", "<workbook/>")
+        store(z, "xl/media/image1.png", (SAMPLES / "coffee.png").read_bytes())
+    with zipfile.ZipFile(tmp_path / "plan.ods", "w") as z:
+        store(z, "mimetype", "application/vnd.oasis.opendocument.spreadsheet", zipfile.ZIP_STORED)
+        store(z, "content.xml", "<office:document-content/>")
+    shutil.copy(SAMPLES / "coffee.png", tmp_path / "coffee.png")
+    (tmp_path / "index.html").write_text('<img src="coffee.png">', encoding="utf-8")
+    result = run_alt_fill([tmp_path], describer, dry_run=True)
+    rows = {Path(p.page).name: p for p in result.pages}
+    assert (rows["sales.xlsx"].kind, rows["sales.xlsx"].status) == ("xlsx", "unchanged")
+    assert rows["sales.xlsx"].note.startswith("a spreadsheet holding 1 picture: left as it is")
+    assert rows["plan.ods"].note == "a spreadsheet with no pictures: left as it is"
+    assert not result.failed and rows["index.html"].status == "would change"
+
+
+def test_a_chapter_saying_no_language_has_its_book_s(tmp_path):
+    # The package language alone says a chapter's language when the chapter does not.
+    from capdesk.altfill.epub import find_epub
+    from capdesk.altfill.zipsafe import ZipDoc
+
+    book = tmp_path / "b.epub"
+    with zipfile.ZipFile(book, "w") as z:
+        store(z, "mimetype", "application/epub+zip", zipfile.ZIP_STORED)
+        store(z, "META-INF/container.xml", CONTAINER)
+        store(z, "OEBPS/content.opf", OPF3.replace("<dc:language>en", "<dc:language>he"))
+        store(z, "OEBPS/nav.xhtml", NAV.replace(' lang="en" xml:lang="en"', "").replace(
+            "<body>", '<body><img src="images/coffee.png"/>'))
+        store(z, "OEBPS/text/chapter1.xhtml", NAV)
+        store(z, "OEBPS/images/coffee.png", (SAMPLES / "coffee.png").read_bytes())
+    spots = find_epub(ZipDoc(book.read_bytes())).spots
+    assert spots[0].make_en is not None and 'lang="en"' in spots[0].make_en("x")
