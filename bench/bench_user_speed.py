@@ -134,6 +134,7 @@ def main() -> int:
     ap.add_argument("--pictures", type=int, default=200)
     ap.add_argument("--only", choices=["folder", "cold", "text"], nargs="*", default=["folder", "cold", "text"])
     ap.add_argument("--data", type=Path, default=DATA, help="the everyday photos (default: ../shared/data/everyday)")
+    ap.add_argument("--picture", type=Path, help="the cold picture (default: the first val photo, as PNG)")
     ap.add_argument("--json", type=Path)
     ns = ap.parse_args()
     DATA = ns.data.resolve()
@@ -144,7 +145,7 @@ def main() -> int:
         one = Path(tmp) / "one.png"
         from PIL import Image
 
-        Image.open(photos / sorted(os.listdir(photos))[0]).convert("RGB").save(one)
+        Image.open(ns.picture or photos / sorted(os.listdir(photos))[0]).convert("RGB").save(one)
         jobs = {}
         if "folder" in ns.only:
             jobs["folder, default"] = ["batch", "-q", "--out", "{out}", str(photos)]
