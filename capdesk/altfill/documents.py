@@ -67,6 +67,7 @@ class Doc:
     rows: list[ImageRow] = field(default_factory=list)
     meta_piece: str = ""  # what the package document gets, with --epub-metadata
     lang_note: str = ""  # what the report says of English alt text in a document in another language
+    notes: list[str] = field(default_factory=list)  # what else the report says of the whole document
 
 
 def scan_document(path: Path) -> Doc:
@@ -86,6 +87,9 @@ def scan_document(path: Path) -> Doc:
             doc.epub = find_epub(doc.zip)
             doc.parts, doc.spots = doc.epub.parts, doc.epub.spots
             doc.row.lang = doc.epub.lang
+            if doc.epub.fragments:
+                doc.notes.append(f"its manifest links {', '.join(doc.epub.fragments[:3])} carry a #fragment (EPUBCheck "
+                                 "reports them); each was read as the file it names")
         else:
             doc.parts, doc.spots = find_office(doc.zip, kind)
             doc.row.lang = document_lang(doc.zip, kind, doc.parts)
@@ -285,8 +289,8 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
     if doc.row.status == "failed" or doc.zip is None:
         return
     changed = _changed_parts(doc, epub_metadata)
-    if doc.lang_note:
-        doc.row.note = "; ".join(n for n in (doc.row.note, doc.lang_note) if n)
+    if doc.lang_note or doc.notes:
+        doc.row.note = "; ".join(n for n in (doc.row.note, doc.lang_note, *doc.notes) if n)
     rows = [r for _, _, r in doc.edits]
     if not changed:
         return

@@ -41,6 +41,7 @@ class Epub:
     parts: dict[str, Part] = field(default_factory=dict)
     has_feature: bool = False  # the package already says its pictures have alt text
     lang: str = ""  # the book's language (its package's dc:language)
+    fragments: list[str] = field(default_factory=list)  # manifest links written with a #fragment
 
 
 def find_epub(z: ZipDoc) -> Epub:
@@ -65,6 +66,8 @@ def find_epub(z: ZipDoc) -> Epub:
         # A manifest link names a file: a #fragment some tools write after it (chapter.xhtml#start)
         # points into the file, and the file is what is read.
         href = (e.attr("href") or "").split("#", 1)[0]
+        if e.ns == OPF and e.local == "item" and "#" in (e.attr("href") or ""):
+            book.fragments.append(e.attr("href") or "")
         if e.ns == OPF and e.local == "item" and href:
             entry = posixpath.normpath(posixpath.join(posixpath.dirname(opf_name), unquote(href)))
             items[e.attr("id") or entry] = (entry, (e.attr("media-type") or "").strip().lower())

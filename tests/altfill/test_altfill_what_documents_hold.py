@@ -187,6 +187,7 @@ def test_a_manifest_link_with_a_fragment_is_read(tmp_path, describer):
                                                               'href="text/chapter1.xhtml#start"'))
     result = run_alt_fill([book], describer, dry_run=True)
     assert result.pages[0].status == "would change" and not result.pages[0].error
+    assert "text/chapter1.xhtml#start carry a #fragment" in result.pages[0].note
     assert len(result.images) == 4
 
 
@@ -224,3 +225,26 @@ def test_a_chapter_saying_no_language_has_its_book_s(tmp_path):
         store(z, "OEBPS/images/coffee.png", (SAMPLES / "coffee.png").read_bytes())
     spots = find_epub(ZipDoc(book.read_bytes())).spots
     assert spots[0].make_en is not None and 'lang="en"' in spots[0].make_en("x")
+
+
+def test_the_vml_copy_word_keeps_for_old_readers_is_not_counted_again(tmp_path):
+    import docx
+
+    from capdesk.altfill.office import find_office
+    from capdesk.altfill.zipsafe import ZipDoc
+
+    word = tmp_path / "both.docx"
+    d = docx.Document()
+    d.add_picture(str(SAMPLES / "coffee.png"))
+    d.save(str(word))
+    with zipfile.ZipFile(word) as z:
+        body = z.read("word/document.xml").decode("utf-8")
+    start, end = body.index("<w:drawing>"), body.index("</w:drawing>") + len("</w:drawing>")
+    rid = body[body.index('r:embed="') + 9:].split('"')[0]
+    both = ('<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+            f"<mc:Choice Requires=\"wps\">{body[start:end]}</mc:Choice><mc:Fallback>"
+            f"{VML_PICTURE.replace('RID', rid)[len('<w:p><w:r>'):-len('</w:r></w:p>')]}</mc:Fallback>"
+            "</mc:AlternateContent>")
+    _rewrite(word, {"word/document.xml": (body[:start] + both + body[end:]).encode()})
+    _parts, spots = find_office(ZipDoc(word.read_bytes()), "docx")
+    assert [(s.location, s.picture) for s in spots] == [("picture 1", "word/media/image1.png")]
