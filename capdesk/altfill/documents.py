@@ -239,7 +239,7 @@ def place_spot(doc: Doc, spot: Spot, row: ImageRow, text: str) -> None:
     piece = make(text)
     if foreign(doc.row.lang) and english:
         row.lang = "en"
-        doc.lang_note = language_note(doc.row.lang, spot.make_en is not None)
+        doc.lang_note = language_note(doc.row.lang, 'lang="en"' if spot.make_en is not None else "")
     row.status, row.alt_text, row.after = FillStatus.FILLED, text, spot.after(piece)
     doc.edits.append((spot, piece, row))
 

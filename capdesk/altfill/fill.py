@@ -270,7 +270,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
             page.inserts.append((*edit, row))
     for page in pages:
         if foreign(page.row.lang) and any(r.lang for *_, r in page.inserts):
-            page.row.note = language_note(page.row.lang, True)
+            page.row.note = language_note(page.row.lang, 'lang="en"')
         if page.inserts:
             write_page(page, result, dry_run, backup_dir, before_write)
     for doc, wanted in docs:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import keep_original, read_only
-from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
+from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
 from capdesk.imageio import MAX_PIXELS
@@ -64,6 +64,8 @@ class Figure:
     found_by: str = ""  # how its picture was found: "marked content" | "bounding box"
     problem: str = ""
     text: str = ""  # the alt text to write
+    lang: str = ""  # the language its alt text is marked with (/Lang), in a PDF in another language
+    has_lang: bool = False  # it says its own language already
 
     @property
     def location(self) -> str:
@@ -103,12 +105,21 @@ def scan_pdf(path: Path) -> PdfDoc:
         doc.raw = path.read_bytes()
         doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
         doc.reader, doc.figures = _read(doc.raw)
+        doc.row.lang = _lang(doc.reader)
     except PdfRefused as exc:
         doc.row.status, doc.row.error = "failed", str(exc)
     except OSError as exc:
         doc.row.status, doc.row.error = "failed", exc.strerror or str(exc)
     doc.row.images = len(doc.figures)
     return doc
+
+
+def _lang(reader) -> str:
+    """The document's language: the catalog's /Lang."""
+    try:
+        return str(reader.trailer["/Root"].get_object().get("/Lang") or "").strip()
+    except Exception:  # noqa: BLE001 (a language that cannot be read is none: the figures are filled all the same)
+        return ""
 
 
 def _read(raw: bytes) -> tuple[object, list[Figure]]:
@@ -191,6 +202,7 @@ def _figures(reader, tree) -> list[Figure]:
         if alt is None and str(el.get("/ActualText") or "").strip():
             alt = el.get("/ActualText")  # a text replacement serves as its alternative (PDF/UA-1 7.3)
         fig = Figure(ref, (n or 0) + 1, len(out) + 1, None if alt is None else str(alt))
+        fig.has_lang = "/Lang" in el
         out.append(fig)
         if ref is None:
             fig.problem = "the element is not an object of its own, so nothing can be added to it"
@@ -360,8 +372,15 @@ def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool = False) -> tuple[
 
 
 def place_alt(doc: PdfDoc, fig: Figure, row: ImageRow, text: str) -> None:
+    """The Figure given ``text`` as its /Alt; CapDesk's English text in a PDF in another language is marked
+    English (/Lang (en) on the Figure, which a structure element may carry), a caption's words are not."""
     fig.text = text
     row.status, row.alt_text, row.after = FillStatus.FILLED, text, f"/Alt ({text})"
+    english = row.said_as != "caption" and bool(row.said_as or row.wording)
+    if foreign(doc.row.lang) and english and not fig.has_lang:
+        fig.lang = row.lang = "en"
+        row.after += " /Lang (en)"
+        doc.row.note = language_note(doc.row.lang, "/Lang (en)")
     doc.edits.append((fig, row))
 
 
@@ -390,6 +409,8 @@ def incremental_update(doc: PdfDoc) -> bytes:
     for fig, _row in sorted(doc.edits, key=lambda e: e[0].ref.idnum):
         el = fig.ref.get_object()
         el[NameObject("/Alt")] = TextStringObject(fig.text)
+        if fig.lang:
+            el[NameObject("/Lang")] = TextStringObject(fig.lang)
         offsets[fig.ref.idnum] = (len(out), fig.ref.generation)
         out += f"{fig.ref.idnum} {fig.ref.generation} obj\n".encode() + _serialize(el) + b"\nendobj\n"
     trailer = reader.trailer

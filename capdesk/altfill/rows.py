@@ -159,9 +159,10 @@ def foreign(lang: str) -> bool:
     return bool(lang) and lang.strip().lower().replace("_", "-").split("-")[0] not in ("en", "und", "")
 
 
-def language_note(lang: str, marked: bool) -> str:
-    """What the report says of a document in another language than English."""
-    how = ('each picture it filled says so (lang="en")' if marked else
+def language_note(lang: str, mark: str) -> str:
+    """What the report says of a document in another language than English; ``mark`` is how each picture
+    filled says its text is English (``lang="en"``), "" where the format has no way to."""
+    how = (f"each picture it filled says so ({mark})" if mark else
            "the format gives a picture's alt text no language of its own, so it is not marked")
     return (f"the document is in {lang}; the alt text CapDesk wrote is English ({how}), "
             "except where it was taken from a caption")

@@ -190,3 +190,32 @@ def test_an_epub_chapter_in_turkish(tmp_path, describer):
     expected = expected.replace('coffee.png"/>', f'coffee.png" alt="{html.escape(cup.alt_text)}"{english}')
     assert text == expected
     assert result.pages[0].lang == "tr" and 'lang="en"' in result.pages[0].note
+
+
+def test_a_pdf_in_another_language_marks_the_english_alt_text(tmp_path, describer):
+    pikepdf = pytest.importorskip("pikepdf")
+    pdf = tmp_path / "rapor.pdf"
+    with pikepdf.open(Path(__file__).parent / "fixtures" / "tagged-figures.pdf") as src:
+        src.Root.Lang = pikepdf.String("tr-TR")
+        src.save(pdf)
+    original = pdf.read_bytes()
+    result = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups")
+    filled = [r for r in result.images if r.status == FillStatus.FILLED]
+    assert filled and all(r.lang == "en" for r in filled) and pdf.read_bytes().startswith(original)
+    assert result.pages[0].lang == "tr-TR" and "/Lang (en)" in result.pages[0].note
+    with pikepdf.open(pdf) as done:
+        marked = [(str(k.Alt), str(k.Lang)) for k in _figures(done.Root.StructTreeRoot.K) if "/Lang" in k]
+    assert marked == [(r.alt_text, "en") for r in filled]
+
+
+def _figures(k):
+    import pikepdf
+
+    if isinstance(k, pikepdf.Array):
+        for kid in k:
+            yield from _figures(kid)
+    elif isinstance(k, pikepdf.Dictionary) and "/S" in k:
+        if k.S == "/Figure":
+            yield k
+        if "/K" in k:
+            yield from _figures(k.K)
