@@ -156,19 +156,23 @@ def is_image_path(path: str | os.PathLike[str]) -> bool:
     return Path(path).suffix.lower() in IMAGE_SUFFIXES
 
 
-# Content this light (mean of the visible pixels, weighted by their opacity) is composited onto black:
-# white glyphs on a transparent background (equations on help pages) vanish on white and read as blank.
-LIGHT_CONTENT = 200
+# A transparent picture whose visible pixels are mostly light (LIGHT_SHARE of them from LIGHT) with almost
+# no dark ones (under DARK_SHARE below DARK) is composited onto black: white glyphs on a transparent
+# background (equations on help pages) vanished on white and read as blank. Clip art and flowcharts with
+# white fills keep white: their dark outlines and text would vanish on black.
+LIGHT, LIGHT_SHARE, DARK, DARK_SHARE = 200, 0.5, 60, 0.02
 
 
 def backdrop(img: Image.Image) -> tuple[int, int, int]:
-    """The background a transparent picture is seen on: white, unless what it shows is light."""
+    """The background a transparent picture is seen on: white, unless what it shows is light only."""
     rgba = np.asarray(img.convert("RGBA").reduce(max(1, max(img.size) // 256)), dtype=np.float64)
     alpha = rgba[..., 3] / 255.0
     if alpha.sum() < 1:
         return (255, 255, 255)
-    lum = (rgba[..., :3].mean(axis=2) * alpha).sum() / alpha.sum()
-    return (0, 0, 0) if lum > LIGHT_CONTENT else (255, 255, 255)
+    lum = rgba[..., :3].mean(axis=2)
+    light = (alpha * (lum >= LIGHT)).sum() / alpha.sum()
+    dark = (alpha * (lum < DARK)).sum() / alpha.sum()
+    return (0, 0, 0) if light >= LIGHT_SHARE and dark < DARK_SHARE else (255, 255, 255)
 
 
 def _to_rgb(img: Image.Image) -> Image.Image:

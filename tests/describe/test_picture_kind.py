@@ -122,3 +122,16 @@ def test_a_kind_model_for_another_encoder_is_not_used(default_bundle):
     m["picture_kind"]["features_sha256"] = "0" * 64
     assert picture_kind.from_bundle(Bundle(bundle.path, m)) is None
     assert picture_kind.from_bundle(bundle) is not None
+
+
+def test_a_landscape_with_nothing_else_to_say_gets_its_setting_as_may_contain():
+    ev = PictureEvidence(finalists=[Finalist("A man is running through a grassy field.", 0.3, 0.05)],
+                         concepts={"grass": 0.73, "field": 0.71, "person": 0.9, "sky": 0.9, "road": 0.8},
+                         detector=True, in_domain=False, has_trust=True, model="everyday", size=(400, 300))
+    w = composer.alt_text(policy.decide(ev))
+    assert w.text == "May contain: grass, a field."
+    assert w.review
+    ev.kind = "drawing"
+    assert "grass" not in composer.alt_text(policy.decide(ev)).text
+    ev.kind, ev.overhead = "photo", True
+    assert composer.alt_text(policy.decide(ev)).text == ""

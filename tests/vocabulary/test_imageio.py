@@ -150,3 +150,15 @@ def test_white_content_on_transparency_is_seen_on_black_and_is_not_blank(tmp_pat
         flat = load_image(tmp_path / "eq.png")
         assert flat.getpixel((0, 0)) == background
         assert "blank" not in plain_fact(flat)
+
+
+def test_white_fills_with_dark_lines_on_transparency_stay_on_white(tmp_path):
+    """A flowchart: white boxes, black outlines and text. On black its lines would vanish."""
+    from PIL import ImageDraw
+
+    im = Image.new("RGBA", (300, 200), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(im)
+    draw.rectangle((20, 20, 280, 180), fill=(255, 255, 255, 255), outline=(0, 0, 0, 255), width=6)
+    draw.line((150, 0, 150, 20), fill=(0, 0, 0, 255), width=4)
+    im.save(tmp_path / "box.png")
+    assert load_image(tmp_path / "box.png").getpixel((0, 0)) == (255, 255, 255)
