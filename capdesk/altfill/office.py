@@ -37,6 +37,9 @@ O = "urn:schemas-microsoft-com:office:office"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
+GRAPHIC_NAMES = {"chart": "a chart", "diagram": "a SmartArt diagram"}
+GRAPHIC_SKIP = ("{kind}, drawn from its data rather than a picture: CapDesk does not describe it; write its alt "
+                "text in the review file (--review-out) or in the program that made it")
 OBJECT_PREVIEW = ("an embedded object (OLE): its picture is only a preview of the object, skipped; "
                   "give the object its alt text in Word")
 
@@ -96,7 +99,8 @@ def _decorative(part: Part, i: int, spot: Spot) -> str:
 def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
            captions: set[str] | None) -> tuple[dict[str, Part], list[Spot]]:
     """The pictures of Word's or PowerPoint's parts; with ``captions`` (Word's caption styles), each
-    with the caption paragraph beside it."""
+    with the caption paragraph beside it. Charts and SmartArt diagrams are listed too: their alt text
+    is a person's to write (the review file can carry it)."""
     read: dict[str, Part] = {}
     spots: list[Spot] = []
     names = set(z.names())
@@ -104,37 +108,61 @@ def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
         part = parse_part(name, z.read(name))
         read[name] = part
         rels = _rels(z, name)
-        n = 0
+        counts = {"picture": 0, "chart": 0, "diagram": 0}
         for i, el in enumerate(part.elements):
-            if el.local == "imagedata" and el.ns == VML and holder == "docPr":
-                spot = _vml_spot(part, i, rels, names, n + 1, name)
-                if spot is not None:
-                    n += 1
-                    spots.append(spot)
-                    spot.caption = word_caption(part, i, captions or set())
+            spot = _ooxml_at(part, i, el, holder, ns, rels, names, where, counts)
+            if spot is None:
                 continue
-            if el.local != "pic" or el.ns not in (PIC, P):
-                continue
-            # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the
-            # p:pic's own p:nvPicPr holds the p:cNvPr.
-            box = _ancestor(part, i, WP, ("inline", "anchor")) if holder == "docPr" else i
-            below = part.descendants(box) if box is not None else []
-            k = next((j for j in below if part.elements[j].local == holder and part.elements[j].ns == ns), None)
-            blip = next((part.elements[j] for j in part.descendants(i)
-                         if part.elements[j].local == "blip" and part.elements[j].ns == A), None)
-            if k is None or blip is None:
-                continue
-            n += 1
-            loc = where or _word_place(name, n)
-            rid = blip.attr("embed", R) or blip.attr("link", R) or ""
-            spots.append(_ooxml_spot(part, k, rid, loc, rels, names))
             if captions is not None:
-                spots[-1].caption = word_caption(part, i, captions)
+                spot.caption = word_caption(part, i, captions)
+            spots.append(spot)
     return read, spots
 
 
-def _word_place(name: str, n: int) -> str:
-    return f"picture {n}" if name == "word/document.xml" else f"{name}, picture {n}"
+def _ooxml_at(part: Part, i: int, el: Element, holder: str, ns: str, rels: dict[str, tuple[str, bool]],
+              names: set[str], where: str, counts: dict[str, int]) -> Spot | None:
+    """The picture (or chart, or diagram) whose element is ``i``, if it is one."""
+    if el.local == "imagedata" and el.ns == VML and holder == "docPr":
+        spot = _vml_spot(part, i, rels, names, counts["picture"] + 1, part.name)
+        counts["picture"] += spot is not None
+        return spot
+    graphic = _graphic_kind(el)
+    if el.ns not in (PIC, P, A) or (el.local != "pic" and not graphic):
+        return None
+    # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the p:pic's own
+    # p:nvPicPr holds the p:cNvPr (a chart's p:graphicFrame its p:nvGraphicFramePr's).
+    box = _ancestor(part, i, WP, ("inline", "anchor")) if holder == "docPr" else (
+        _ancestor(part, i, P, ("graphicFrame",)) if graphic else i)
+    below = part.descendants(box) if box is not None else []
+    k = next((j for j in below if part.elements[j].local == holder and part.elements[j].ns == ns), None)
+    if k is None:
+        return None
+    kind = graphic or "picture"
+    counts[kind] += 1
+    loc = where or _word_place(part.name, counts[kind], kind)
+    if graphic:
+        spot = _ooxml_spot(part, k, "", loc, rels, names)
+        spot.src, spot.picture, spot.missing = f"{kind} {counts[kind]}", None, ""
+        spot.skip = GRAPHIC_SKIP.format(kind=GRAPHIC_NAMES[kind])
+        return spot
+    blip = next((part.elements[j] for j in part.descendants(i)
+                 if part.elements[j].local == "blip" and part.elements[j].ns == A), None)
+    if blip is None:
+        counts[kind] -= 1
+        return None
+    return _ooxml_spot(part, k, blip.attr("embed", R) or blip.attr("link", R) or "", loc, rels, names)
+
+
+def _graphic_kind(el: Element) -> str:
+    """"chart" or "diagram" for the a:graphicData of a chart or a SmartArt diagram, else ""."""
+    if el.ns != A or el.local != "graphicData":
+        return ""
+    uri = el.attr("uri") or ""
+    return "chart" if uri.endswith("/chart") else "diagram" if uri.endswith("/diagram") else ""
+
+
+def _word_place(name: str, n: int, kind: str = "picture") -> str:
+    return f"{kind} {n}" if name == "word/document.xml" else f"{name}, {kind} {n}"
 
 
 def _vml_spot(part: Part, i: int, rels: dict[str, tuple[str, bool]], names: set[str], n: int,

@@ -248,3 +248,39 @@ def test_the_vml_copy_word_keeps_for_old_readers_is_not_counted_again(tmp_path):
     _rewrite(word, {"word/document.xml": (body[:start] + both + body[end:]).encode()})
     _parts, spots = find_office(ZipDoc(word.read_bytes()), "docx")
     assert [(s.location, s.picture) for s in spots] == [("picture 1", "word/media/image1.png")]
+
+
+def test_a_chart_is_listed_and_takes_a_person_s_text_from_the_review_file(tmp_path, describer):
+    import csv
+
+    import pptx
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    from capdesk.altfill.review import apply_review, write_review
+
+    deck = tmp_path / "sales.pptx"
+    p = pptx.Presentation()
+    slide = p.slides.add_slide(p.slide_layouts[6])
+    data = CategoryChartData()
+    data.categories = ["North", "South"]
+    data.add_series("Sales", (3, 5))
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(4), Inches(3), data)
+    p.save(str(deck))
+    result = run_alt_fill([deck], describer, dry_run=True)
+    [chart] = result.images
+    assert (chart.status, chart.location, chart.src) == (FillStatus.SKIPPED, "slide 1", "chart 1")
+    assert chart.note.startswith("a chart, drawn from its data") and not result.failed
+    review = tmp_path / "review.csv"
+    write_review(result, review)
+    [line] = list(csv.DictReader(review.open(newline="", encoding="utf-8")))
+    line["write"], line["text"] = "yes", "Sales by region: South 5, North 3."
+    with review.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, list(line))
+        w.writeheader()
+        w.writerow(line)
+    done = apply_review(review, backup_dir=tmp_path / "backups")
+    assert not done.failed and done.pages[0].status == "changed"
+    frame = pptx.Presentation(str(deck)).slides[0].shapes[0]
+    assert frame.has_chart and frame._element.nvGraphicFramePr.cNvPr.get("descr") == line["text"]
