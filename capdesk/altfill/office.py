@@ -50,7 +50,7 @@ def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         names = sorted((n for n in z.names() if WORD_PARTS.match(n)), key=lambda n: (n != "word/document.xml", n))
         return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z))
     if kind == "pptx":
-        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)], "cNvPr", P, None)
+        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)] + _masters(z), "cNvPr", P, None)
     return _odf(z, kind)
 
 
@@ -83,6 +83,16 @@ def _slides(z: ZipDoc) -> list[str]:
             return slides
     found = [n for n in z.names() if re.fullmatch(r"ppt/slides/slide\d+\.xml", n)]
     return sorted(found, key=lambda n: int(re.sub(r"\D", "", posixpath.basename(n)) or 0))
+
+
+def _masters(z: ZipDoc) -> list[tuple[str, str]]:
+    """The slide masters and layouts, whose pictures (a logo, a background photo) every slide built on them
+    shows: (part, where a person finds it)."""
+    out = []
+    for folder, said in (("slideMasters/slideMaster", "slide master"), ("slideLayouts/slideLayout", "slide layout")):
+        numbered = [(int(m.group(1)), n) for n in z.names() if (m := re.fullmatch(rf"ppt/{folder}(\d+)\.xml", n))]
+        out += [(n, f"{said} {k}") for k, n in sorted(numbered)]
+    return out
 
 
 def _decorative(part: Part, i: int, spot: Spot) -> str:

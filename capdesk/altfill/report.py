@@ -67,9 +67,10 @@ def _item(r: ImageRow, base: Path) -> str:
     conf += f", trust {r.trust:.2f}" if r.trust is not None else ""
     page = report_link(r.page, base)
     where = html.escape(r.location or f"line {r.line}")
+    caption = f'<p class="meta">Its caption: {html.escape(r.caption)}</p>' if r.caption else ""
     return (f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}<figcaption>'
             f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, {where}</strong>'
-            f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{note}"
+            f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{caption}{note}"
             f"<p class='meta'>{html.escape(str(r.status))}{conf}</p>{change}</figcaption></figure></li>")
 
 

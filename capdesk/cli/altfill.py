@@ -231,7 +231,7 @@ def _say_rows(result: AltFillResult, dry_run: bool) -> None:
             print(f"{where}\t{shown}\t{one_line(r.alt_text)}", flush=True)
         held = f"{r.note}; proposed: {r.proposed}" if r.status == FillStatus.REVIEW else None
         why = r.error or held or (f"needs review: {r.reason}" if r.needs_review else None) or \
-            (r.note if r.status == FillStatus.SKIPPED else None)
+            (r.note if r.status == FillStatus.SKIPPED or r.said_as == "caption" else None)
         if why:
             print(f"capdesk: {where}: {shown + ': ' if shown else ''}{one_line(why)}", file=sys.stderr)
 

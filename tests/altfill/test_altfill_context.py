@@ -70,6 +70,11 @@ def test_captions_give_the_alt_text_and_english_is_marked_in_a_turkish_page(tmp_
     after = after.replace('<img src="chelsea.png">', f'<img src="chelsea.png" alt="{cat_alt}" lang="en">')
     assert page.read_text(encoding="utf-8") == after
     assert result.pages[0].lang == "tr" and "English" in result.pages[0].note
+    from capdesk.altfill.report import write_report
+
+    write_report(result, tmp_path / "report.html")
+    shown = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Its caption: Figure 1: Waxing crescent moon" in shown and "alt text taken from its caption" in shown
     # In an English page nothing is marked; --write facts writes the captions too (the author's words).
     english = _site(tmp_path / "en", "en")
     done = run_alt_fill([english], describer, write="facts", backup_dir=tmp_path / "backups")

@@ -284,3 +284,29 @@ def test_a_chart_is_listed_and_takes_a_person_s_text_from_the_review_file(tmp_pa
     assert not done.failed and done.pages[0].status == "changed"
     frame = pptx.Presentation(str(deck)).slides[0].shapes[0]
     assert frame.has_chart and frame._element.nvGraphicFramePr.cNvPr.get("descr") == line["text"]
+
+
+def test_a_logo_on_the_slide_master_is_filled(tmp_path, describer):
+    import copy
+
+    import pptx
+    from pptx.util import Inches
+
+    deck = tmp_path / "branded.pptx"
+    p = pptx.Presentation()
+    slide = p.slides.add_slide(p.slide_layouts[6])
+    pic = slide.shapes.add_picture(str(SAMPLES / "coffee.png"), Inches(1), Inches(1), Inches(2))
+    pic._element.nvPicPr.cNvPr.set("descr", "A mug of coffee.")
+    _part, rid = p.slide_master.part.get_or_add_image_part(str(SAMPLES / "chelsea.png"))
+    logo = copy.deepcopy(pic._element)
+    logo.nvPicPr.cNvPr.attrib.pop("descr")
+    logo.blipFill.blip.rEmbed = rid
+    p.slide_master.shapes._spTree.append(logo)
+    p.save(str(deck))
+    result = run_alt_fill([deck], describer, backup_dir=tmp_path / "backups")
+    rows = {r.location: r for r in result.images}
+    assert rows["slide 1"].status == FillStatus.KEPT
+    assert rows["slide master 1"].status == FillStatus.FILLED and rows["slide master 1"].written
+    master = pptx.Presentation(str(deck)).slide_master
+    assert [s._element.nvPicPr.cNvPr.get("descr") for s in master.shapes if s.shape_type == 13] == [
+        rows["slide master 1"].alt_text]
