@@ -144,6 +144,7 @@ class LazySession:
                 if self._session is None:
                     self._session = self._make(self._data)
                     self._data = None  # ONNX Runtime holds its own copy of the weights
+                    self.run = self._session.run  # a decoding step calls it 20-60 times a picture: no detour
         return self._session
 
     def get_inputs(self) -> list:
