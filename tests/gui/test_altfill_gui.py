@@ -59,6 +59,9 @@ def test_dialog_fills_a_site_with_progress_and_a_report(qtbot, window, tmp_path)
     assert json.loads(Path(dlg.report_path).read_text())["dry_run"] is True
 
     dlg.dry_run.setChecked(False)
+    dlg.review_first.setChecked(False)  # written at once, as the command line writes, guesses too
+    dlg.write_choice.setCurrentIndex(2)
+    assert dlg.write == "all"
     dlg.start()
     qtbot.waitUntil(lambda: not dlg.job.running, timeout=TIMEOUT)
     text = page.read_bytes()

@@ -1,6 +1,7 @@
 """Fill alt text in web pages and documents: the HTML and Markdown pages, EPUB, Word, PowerPoint and
 OpenDocument files of a folder (or one of them) get the descriptions of their pictures, with progress,
-cancel, a spoken outcome and a report."""
+cancel, a spoken outcome and a report. By default a dry pass comes first and each proposed text is shown
+in a review list (``altfill_review``); only what the person accepts is written."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ from pathlib import Path
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
 
 from capdesk.session.altfill_job import AltFillJob, default_report_path
+from capdesk.session.altfill_review import Choice, ReviewPassJob, WriteAcceptedJob
 
 from ..widgets import named
+from .altfill_review import ReviewDialog
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
+# The choice of ``capdesk alt-fill --write``, in plain words; the first is the window's default.
+WRITE_CHOICES = (("facts", "Only descriptions said as fact"),
+                 ("probably", "Also those said as 'Probably …'"),
+                 ("all", "Everything, 'May contain: …' lists too"))
 
 
 class AltFillDialog(ReportJobDialog):
@@ -24,8 +31,9 @@ class AltFillDialog(ReportJobDialog):
         form = QFormLayout()
         intro = QLabel("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, "
                        "PowerPoint and OpenDocument files (or in the one file given) get the description of their "
-                       "picture. Nothing else changes, and each changed file's original is kept in CapDesk's "
-                       "backup folder.")
+                       "picture. Unless you choose otherwise, each proposed text is listed first, to accept, edit "
+                       "or skip, and only what you accept is written. Nothing else changes, and each changed "
+                       "file's original is kept in CapDesk's backup folder.")
         intro.setWordWrap(True)
         self._folder_row(form, folder, "Folder of web pages and documents, or one file")
         self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
@@ -41,7 +49,19 @@ class AltFillDialog(ReportJobDialog):
                                    "every picture in it has alt text; nothing else in the book changes")
         self.report_fmt = named(QComboBox(), "Report format")
         self.report_fmt.addItems(["HTML page (for review)", "JSON", "No report"])
-        for w in (self.recursive, self.include_empty, self.dry_run, self.epub_metadata):
+        self.write_choice = named(QComboBox(), "Write",
+                                  "Which descriptions go into the files; the others are listed for review")
+        for value, words in WRITE_CHOICES:
+            self.write_choice.addItem(words, value)
+        self.review_first = named(QCheckBox("List each text to &accept, edit or skip before anything is written"),
+                                  "Review before writing",
+                                  "A preview pass first; the texts the Write choice takes start accepted, the "
+                                  "others to review, and only the accepted ones are written")
+        self.review_first.setChecked(True)
+        wl = QLabel("&Write:")
+        wl.setBuddy(self.write_choice)
+        form.addRow(wl, self.write_choice)
+        for w in (self.review_first, self.recursive, self.include_empty, self.dry_run, self.epub_metadata):
             form.addRow(w)
         rl = QLabel("&Report:")
         rl.setBuddy(self.report_fmt)
@@ -51,16 +71,55 @@ class AltFillDialog(ReportJobDialog):
         lay.addLayout(form)
         self._progress_rows(lay, "Alt text")
         self._job_buttons(lay, "Fill the alt text", "Stop after the pictures being described", report=True)
-        self.job: AltFillJob | None = None
+        self.job: AltFillJob | WriteAcceptedJob | None = None
         self.result = None
         self.report_path = ""
+        self.review: ReviewDialog | None = None
+
+    @property
+    def write(self) -> str:
+        """The ``--write`` value chosen."""
+        return self.write_choice.currentData()
 
     def start(self) -> None:
         folder = Path(self.folder.text().strip())
-        ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
-        self.report_path = str(default_report_path(ext)) if ext else ""
+        self.report_path = self._new_report_path()
         dry = self.dry_run.isChecked()
-        self._start_job(AltFillJob(self.session, folder, self.recursive.isChecked(), self.include_empty.isChecked(),
-                                   dry, self.report_path, on_progress=self._progress, on_finished=self._finished,
-                                   epub_metadata=self.epub_metadata.isChecked()),
+        kind = ReviewPassJob if self.review_first.isChecked() and not dry else AltFillJob
+        self._start_job(kind(self.session, folder, recursive=self.recursive.isChecked(),
+                             include_empty=self.include_empty.isChecked(), dry_run=dry, report=self.report_path,
+                             on_progress=self._progress, on_finished=self._finished,
+                             epub_metadata=self.epub_metadata.isChecked(), write=self.write),
                         folder)
+
+    def _new_report_path(self) -> str:
+        ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
+        return str(default_report_path(ext)) if ext else ""
+
+    def _finished(self, result, text: str) -> None:
+        super()._finished(result, text)
+        job = self.job
+        if isinstance(job, ReviewPassJob) and job.choices and result is not None and not result.interrupted:
+            self.review = ReviewDialog(self, self.session, getattr(self.window_, "announcer", None), job.choices,
+                                       self._write_accepted)
+            self.review.finished.connect(self._review_closed)
+            self.review.open()
+
+    def _write_accepted(self, choices: list[Choice]) -> None:
+        """The review list's Write accepted: the accepted texts written through the session, as a review file
+        applied (the report, if any, is of what was written)."""
+        result = self.job.result
+        self.report_path = self._new_report_path()
+        self._start_job(WriteAcceptedJob(self.session, result, choices, self.report_path,
+                                         on_finished=self._written), Path(self.folder.text().strip()))
+
+    def _written(self, result, text: str) -> None:
+        if self.review is not None:
+            self.review.done(1)
+        self._finished(result, text)
+
+    def _review_closed(self, _code: int) -> None:
+        review, self.review = self.review, None
+        if review is not None:
+            review.deleteLater()  # a closed dialog must not linger in the accessibility tree
+        (self.open_btn if self.open_btn.isEnabled() else self.start_btn).setFocus()

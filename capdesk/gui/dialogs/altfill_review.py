@@ -1,0 +1,165 @@
+"""The review list of Fill alt text: each proposed alt text before anything is written, to accept, edit or
+skip with the keyboard, every step said to the screen reader. The choices are the session's
+(``capdesk.session.altfill_review``); Write accepted hands them back to the Fill alt text dialog, which
+writes them through the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
+
+from capdesk.session.altfill_review import ACCEPTED, SKIPPED, UNDECIDED, Choice
+
+from ..widgets import StatusLabel, button, named
+from .common import PathEdit
+
+KEYS_HELP = ("Up and Down move between pictures; A accepts, S skips; Enter or Tab goes to the text to edit, "
+             "where Enter accepts it. Nothing is written until Write accepted (Alt+W).")
+
+
+def row_name(c: Choice) -> str:
+    """What a screen reader says for a row: the picture, where it is, and what will happen to it."""
+    return f"{c.picture} in {c.where}: {c.state_said}"
+
+
+def row_text(c: Choice) -> str:
+    """What the row shows: its name and the text."""
+    return f"{row_name(c)}. {c.text or '(no text)'}"
+
+
+class ReviewDialog(QDialog):
+    """``on_write(choices)`` is called by Write accepted; the Fill alt text dialog writes them and closes this."""
+
+    def __init__(self, parent, session, announcer, choices: list[Choice],
+                 on_write: Callable[[list[Choice]], None]) -> None:
+        super().__init__(parent)
+        self.session, self.announcer, self.choices, self.on_write = session, announcer, choices, on_write
+        title = "Review alt text before writing"
+        self.setWindowTitle(title)
+        self.setAccessibleName(title)
+        intro = QLabel(f"{len(choices)} pictures, each with the alt text proposed for it. " + KEYS_HELP)
+        intro.setWordWrap(True)
+        self.list = named(QListWidget(), "Pictures to review", "A accepts, S skips, Enter edits the text")
+        self.list.setWordWrap(True)
+        for c in choices:
+            self.list.addItem(QListWidgetItem(row_text(c)))
+        self.field = named(PathEdit(), "Alt text")
+        self.why = StatusLabel("Why to review")
+        self.accept_btn = button("&Accept", "Write this picture's text, as it is in the field", self.accept_current)
+        self.skip_btn = button("&Skip", "Write nothing for this picture", self.skip_current)
+        self.write_btn = button("&Write accepted", "Write the accepted texts into their files", self.write)
+        self.close_btn = button("&Close without writing", "Close the list; nothing is written", self.reject)
+        self._layout(intro)
+        self._loading = False
+        self.list.currentRowChanged.connect(self._show)
+        self.field.textChanged.connect(self._edited)
+        self.list.installEventFilter(self)
+        self.field.installEventFilter(self)
+        for i in range(self.list.count()):
+            self._draw(i)
+        self.list.setCurrentRow(0)
+        self.list.setFocus()
+
+    def _layout(self, intro: QLabel) -> None:
+        lay = QVBoxLayout(self)
+        lay.addWidget(intro)
+        for text, buddy in (("&Pictures:", self.list), ("Alt &text:", self.field)):
+            lbl = QLabel(text)
+            lbl.setBuddy(buddy)
+            lay.addWidget(lbl)
+            lay.addWidget(buddy)
+        lay.addWidget(self.why)
+        row = QHBoxLayout()
+        for b in (self.accept_btn, self.skip_btn, self.write_btn, self.close_btn):
+            row.addWidget(b)
+        lay.addLayout(row)
+        self.resize(720, 480)
+
+    # -- drawing --------------------------------------------------------------------------------
+    def current(self) -> Choice | None:
+        i = self.list.currentRow()
+        return self.choices[i] if 0 <= i < len(self.choices) else None
+
+    def _draw(self, i: int) -> None:
+        c, item = self.choices[i], self.list.item(i)
+        item.setText(row_text(c))
+        item.setData(Qt.ItemDataRole.AccessibleTextRole, row_name(c))
+        description = f"{c.text or 'No text'}. Why: {c.why}"
+        if self.announcer is not None:
+            self.announcer.set_item_description(self.list, self.list.indexFromItem(item), description)
+        else:
+            item.setData(Qt.ItemDataRole.AccessibleDescriptionRole, description)
+
+    def _show(self, i: int) -> None:
+        c = self.current()
+        if c is None:
+            return
+        self._loading = True
+        self.field.setText(c.text)
+        self._loading = False
+        self.field.setAccessibleName(f"Alt text for {c.picture}")
+        self.why.setText(c.why)
+
+    def _edited(self) -> None:
+        c = self.current()
+        if c is None or self._loading:
+            return
+        c.text = self.field.text()
+        self._draw(self.list.currentRow())
+
+    # -- the person's steps ---------------------------------------------------------------------
+    def accept_current(self) -> None:
+        c = self.current()
+        if c is None:
+            return
+        if not c.text.strip():
+            self.session.say(f"No text to write for {c.picture}: type one, or skip it")
+            return
+        self._decide(c, ACCEPTED, f"Accepted{', edited' if c.edited else ''}: {c.picture}, {c.text}")
+
+    def skip_current(self) -> None:
+        c = self.current()
+        if c is not None:
+            self._decide(c, SKIPPED, f"Skipped: {c.picture}; nothing is written for it")
+
+    def _decide(self, c: Choice, state: str, said: str) -> None:
+        c.state = state
+        self._draw(self.list.currentRow())
+        self.session.say(f"{said}. {self.tally()}")
+
+    def tally(self) -> str:
+        counts = {s: sum(1 for c in self.choices if c.state == s) for s in (ACCEPTED, SKIPPED, UNDECIDED)}
+        return f"{counts[ACCEPTED]} accepted, {counts[SKIPPED]} skipped, {counts[UNDECIDED]} to review"
+
+    def write(self) -> None:
+        if not any(c.state == ACCEPTED and c.text.strip() for c in self.choices):
+            self.session.say("Nothing is accepted, so nothing would be written: accept a picture first (A)")
+            return
+        for b in (self.accept_btn, self.skip_btn, self.write_btn):
+            b.setEnabled(False)
+        self.on_write(self.choices)
+
+    def reject(self) -> None:
+        if self.write_btn.isEnabled():  # not while the accepted texts are being written
+            self.session.say("Review closed; nothing was written")
+            super().reject()
+
+    # -- keys -----------------------------------------------------------------------------------
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if ev.type() != QEvent.Type.KeyPress or ev.modifiers() not in (Qt.KeyboardModifier.NoModifier,
+                                                                       Qt.KeyboardModifier.KeypadModifier):
+            return False
+        key = ev.key()
+        enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if obj is self.list and key in (Qt.Key.Key_A, Qt.Key.Key_S):
+            (self.accept_current if key == Qt.Key.Key_A else self.skip_current)()
+            return True
+        if obj is self.list and enter:
+            self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            return True
+        if obj is self.field and enter:
+            self.accept_current()
+            return True
+        return False
