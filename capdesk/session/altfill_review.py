@@ -126,9 +126,10 @@ class WriteAcceptedJob(FolderJob):
     STOPPING = "Writing the accepted alt text; it stops when it is written…"
 
     def __init__(self, session: Session, result: AltFillResult, choices: list[Choice], report: str = "",
-                 on_finished: Callable[[Any, str], None] | None = None) -> None:
+                 on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False) -> None:
         super().__init__(session, Path(result.pages[0].page) if result.pages else Path("."), report, None,
                          on_finished)
+        self.epub_metadata = epub_metadata  # asked for, but a review file's road does not mark books
         self.decided = decided(result, choices)
         self.accepted = sum(1 for r in self.decided.images if r.status == FillStatus.FILLED)
 
@@ -147,6 +148,9 @@ class WriteAcceptedJob(FolderJob):
         if left:
             summary += f"; left as {'it was' if len(left) == 1 else 'they were'}, changed since the review: " \
                        + messages.join_names(left)
+        if self.epub_metadata and any(p.kind == "epub" for p in self.result.pages):
+            summary += ("; the books' accessibility details are not changed after a review (fill again without "
+                        "the review list to mark them)")
         return messages.altfill_outcome(summary, False, False, self.report)
 
     def _failed(self, error: str) -> str:

@@ -138,3 +138,17 @@ def test_nothing_accepted_writes_nothing_and_a_changed_page_is_left_and_named(qt
     qtbot.waitUntil(lambda: dlg.review is None and not dlg.job.running, timeout=TIMEOUT)
     assert page.read_bytes() == changed
     assert "changed since the review: index.html" in dlg.status.text()
+
+
+def test_escape_closes_the_list_and_writes_nothing(qtbot, window, site):
+    from capdesk.gui.dialogs.altfill import REVIEW_CLOSED
+
+    dlg = reviewed(qtbot, window, site)
+    rv = dlg.review
+    rv.list.setFocus()
+    press(qtbot, rv.list, Qt.Key.Key_A)  # a decision made, then the list closed without writing
+    press(qtbot, rv.list, Qt.Key.Key_Escape)
+    assert dlg.review is None and not rv.isVisible()
+    assert (site / "index.html").read_bytes() == PAGE
+    assert dlg.status.text() == REVIEW_CLOSED and window.announcer.said[-1] == REVIEW_CLOSED
+    assert dlg.focusWidget() is dlg.start_btn  # to run it again

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QLabel, QVBoxLayout
 
 from capdesk.session.altfill_job import AltFillJob, default_report_path
 from capdesk.session.altfill_review import Choice, ReviewPassJob, WriteAcceptedJob
@@ -17,6 +17,7 @@ from .altfill_review import ReviewDialog
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
+REVIEW_CLOSED = "Review closed; nothing was written"
 # The choice of ``capdesk alt-fill --write``, in plain words; the first is the window's default.
 WRITE_CHOICES = (("facts", "Only descriptions said as fact"),
                  ("probably", "Also those said as 'Probably …'"),
@@ -110,16 +111,20 @@ class AltFillDialog(ReportJobDialog):
         applied (the report, if any, is of what was written)."""
         result = self.job.result
         self.report_path = self._new_report_path()
-        self._start_job(WriteAcceptedJob(self.session, result, choices, self.report_path,
-                                         on_finished=self._written), Path(self.folder.text().strip()))
+        self._start_job(WriteAcceptedJob(self.session, result, choices, self.report_path, on_finished=self._written,
+                                         epub_metadata=self.epub_metadata.isChecked()),
+                        Path(self.folder.text().strip()))
 
     def _written(self, result, text: str) -> None:
         if self.review is not None:
             self.review.done(1)
         self._finished(result, text)
 
-    def _review_closed(self, _code: int) -> None:
+    def _review_closed(self, code: int) -> None:
         review, self.review = self.review, None
         if review is not None:
             review.deleteLater()  # a closed dialog must not linger in the accessibility tree
-        (self.open_btn if self.open_btn.isEnabled() else self.start_btn).setFocus()
+        if code == QDialog.DialogCode.Rejected:
+            self.status.setText(REVIEW_CLOSED)
+            (self.open_btn if self.open_btn.isEnabled() else self.start_btn).setFocus()
+            self.session.say(REVIEW_CLOSED)

@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
 
 from capdesk.session.altfill_review import ACCEPTED, SKIPPED, UNDECIDED, Choice
+from capdesk.session.messages import plural
 
 from ..widgets import StatusLabel, button, named
 from .common import PathEdit
@@ -39,7 +40,7 @@ class ReviewDialog(QDialog):
         title = "Review alt text before writing"
         self.setWindowTitle(title)
         self.setAccessibleName(title)
-        intro = QLabel(f"{len(choices)} pictures, each with the alt text proposed for it. " + KEYS_HELP)
+        intro = QLabel(f"{plural(len(choices), 'picture')}, each with the alt text proposed for it. " + KEYS_HELP)
         intro.setWordWrap(True)
         self.list = named(QListWidget(), "Pictures to review", "A accepts, S skips, Enter edits the text")
         self.list.setWordWrap(True)
@@ -143,7 +144,6 @@ class ReviewDialog(QDialog):
 
     def reject(self) -> None:
         if self.write_btn.isEnabled():  # not while the accepted texts are being written
-            self.session.say("Review closed; nothing was written")
             super().reject()
 
     # -- keys -----------------------------------------------------------------------------------
