@@ -222,6 +222,6 @@ def document_lang(z: ZipDoc, kind: str, parts: dict[str, Part]) -> str:
         pres = _optional(z, "ppt/presentation.xml")
         return next((e.attr("lang") or "" for e in (pres.elements if pres else []) if e.local == "defRPr"
                      and e.attr("lang")), "")
-    if kind in ("odt", "odp"):
+    if kind in ("odt", "odp", "ods"):
         return odf_lang(parts.get("styles.xml") or _optional(z, "styles.xml"), _optional(z, "meta.xml"))
     return ""

@@ -42,7 +42,8 @@ from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
 from capdesk.describe.describer import Described
 from capdesk.safe_files import folder_lock, swap_in, write_temp
 
-DOC_SUFFIXES = {".epub": "epub", ".docx": "docx", ".pptx": "pptx", ".odt": "odt", ".odp": "odp"}
+DOC_SUFFIXES = {".epub": "epub", ".docx": "docx", ".pptx": "pptx", ".odt": "odt", ".odp": "odp", ".xlsx": "xlsx",
+                ".ods": "ods"}
 ALL_ALT = "every picture has a text alternative (alt text, or marked decorative)"
 FEATURE_ADDED = "; the package now says so (schema:accessibilityFeature alternativeText)"
 FEATURE_HINT = "; --epub-metadata would say so in the package (schema:accessibilityFeature alternativeText)"
@@ -93,6 +94,7 @@ def scan_document(path: Path) -> Doc:
         else:
             doc.parts, doc.spots = find_office(doc.zip, kind)
             doc.row.lang = document_lang(doc.zip, kind, doc.parts)
+            doc.notes += _pictures_elsewhere(doc)
     except (ZipRefused, PartError) as exc:
         doc.row.status, doc.row.error, doc.spots = "failed", str(exc), []
     except OSError as exc:
@@ -100,6 +102,24 @@ def scan_document(path: Path) -> Doc:
     doc.row.encoding = "utf-8" if doc.parts else ""
     doc.row.images = len(doc.spots)
     return doc
+
+
+SHEET_MEDIA = {"xlsx": "xl/media/", "ods": "Pictures/"}
+
+
+def _pictures_elsewhere(doc: Doc) -> list[str]:
+    """A spreadsheet's pictures that are in none of its drawings (Excel's pictures placed in a cell, a
+    chart's fill): named in one line, since they are left as they are."""
+    media = SHEET_MEDIA.get(doc.kind)
+    if media is None or doc.zip is None:
+        return []
+    used = {s.picture for s in doc.spots}
+    rest = [n for n in doc.zip.names() if n.startswith(media) and not n.endswith("/") and n not in used]
+    if not rest:
+        return []
+    return [f"a spreadsheet: {len(rest)} of its pictures ({', '.join(rest[:3])}{', ...' if len(rest) > 3 else ''}) "
+            "are not drawings on a sheet (pictures placed in cells, or a chart's), so CapDesk leaves them; "
+            "give them alt text in the spreadsheet program"]
 
 
 def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str | None]:

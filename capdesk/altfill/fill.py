@@ -67,8 +67,6 @@ from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES, ".pdf": "pdf"}
-# Spreadsheets hold pictures too: a folder run names each one in a line rather than pass it over.
-SHEET_SUFFIXES = {".xlsx": ("xlsx", "xl/media/"), ".ods": ("ods", "Pictures/")}
 MAX_PAGE_BYTES = 64 * 1024 * 1024  # a page is rarely past a megabyte; this is no page
 
 
@@ -85,13 +83,13 @@ def find_pages(paths: Iterable[str | os.PathLike[str]], recursive: bool = False
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if recursive else []
                 found += [Path(root, f) for f in files
-                          if not f.startswith(".") and Path(f).suffix.lower() in (*FILL_SUFFIXES, *SHEET_SUFFIXES)]
+                          if not f.startswith(".") and Path(f).suffix.lower() in FILL_SUFFIXES]
             yield from ((f, p, None) for f in sorted(found))
         elif not p.exists():
             yield p, p.parent, "no such file or folder"
-        elif p.suffix.lower() not in (*FILL_SUFFIXES, *SHEET_SUFFIXES):
+        elif p.suffix.lower() not in FILL_SUFFIXES:
             yield p, p.parent, ("not an HTML or Markdown page (.html, .htm, .md, .markdown) or a document "
-                                "(.epub, .docx, .pptx, .odt, .odp, .pdf)")
+                                "(.epub, .docx, .pptx, .odt, .odp, .xlsx, .ods, .pdf)")
         else:
             yield p, p.parent, None
 
@@ -285,35 +283,14 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
 
 def _plan_file(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
                files: dict[str, Path | FoundPath], docs: list[tuple[Doc, list[tuple]]]) -> bool:
-    """A spreadsheet, PDF or document planned (True); False for a web page."""
-    if path.suffix.lower() in SHEET_SUFFIXES:
-        result.pages.append(sheet_row(path))
-    elif is_pdf(path):
+    """A PDF or document planned (True); False for a web page."""
+    if is_pdf(path):
         docs.append(_plan_pdf(path, include_empty, store, result, files))  # type: ignore[arg-type]
     elif is_document(path):
         docs.append(_plan_document(path, include_empty, store, result, files))
     else:
         return False
     return True
-
-
-def sheet_row(path: Path) -> PageRow:
-    """A spreadsheet's one line: CapDesk leaves it as it is, saying how many pictures it holds."""
-    from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
-
-    kind, media = SHEET_SUFFIXES[path.suffix.lower()]
-    try:
-        if path.stat().st_size > MAX_DOCUMENT_BYTES:
-            raise ZipRefused("too large")
-        n = sum(1 for name in ZipDoc(path.read_bytes()).names() if name.startswith(media) and not name.endswith("/"))
-        held = f"holding {n} picture{'s' if n != 1 else ''}"
-    except (OSError, ZipRefused):
-        held = "that could not be opened"
-    if held == "holding 0 pictures":
-        return PageRow(str(path), "unchanged", kind=kind, note="a spreadsheet with no pictures: left as it is")
-    return PageRow(str(path), "unchanged", kind=kind,
-                   note=f"a spreadsheet {held}: left as it is, since CapDesk does not write alt text into "
-                        "spreadsheets; give its pictures alt text in the spreadsheet program")
 
 
 def _plan_document(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,

@@ -36,6 +36,8 @@ VML = "urn:schemas-microsoft-com:vml"
 O = "urn:schemas-microsoft-com:office:office"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 WORD_PARTS = re.compile(r"^word/(document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$")
 GRAPHIC_NAMES = {"chart": "a chart", "diagram": "a SmartArt diagram"}
 GRAPHIC_SKIP = ("{kind}, drawn from its data rather than a picture: CapDesk does not describe it; write its alt "
@@ -51,7 +53,27 @@ def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z))
     if kind == "pptx":
         return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)] + _masters(z), "cNvPr", P, None)
+    if kind == "xlsx":
+        return _ooxml(z, _sheet_drawings(z), "cNvPr", XDR, None)
     return _odf(z, kind)
+
+
+def _sheet_drawings(z: ZipDoc) -> list[tuple[str, str]]:
+    """A workbook's drawing parts (where its pictures are), each named by the sheet that shows it."""
+    sheets: list[tuple[str, str]] = []
+    if z.has("xl/workbook.xml"):
+        rels = _rels(z, "xl/workbook.xml")
+        book = parse_part("xl/workbook.xml", z.read("xl/workbook.xml"))
+        sheets = [(e.attr("name") or "", rels.get(e.attr("id", R) or "", ("", True))[0])
+                  for e in book.elements if e.local == "sheet"]
+    out: list[tuple[str, str]] = []
+    for sheet, part in sheets:
+        for target, external in _rels(z, part).values():
+            if not external and re.fullmatch(r"xl/drawings/drawing\d+\.xml", target) and z.has(target):
+                out.append((target, f"sheet {sheet!r}"))
+    seen = {t for t, _ in out}
+    out += [(n, n) for n in sorted(z.names()) if re.fullmatch(r"xl/drawings/drawing\d+\.xml", n) and n not in seen]
+    return out
 
 
 def _rels(z: ZipDoc, part: str) -> dict[str, tuple[str, bool]]:
@@ -137,12 +159,12 @@ def _ooxml_at(part: Part, i: int, el: Element, holder: str, ns: str, rels: dict[
         counts["picture"] += spot is not None
         return spot
     graphic = _graphic_kind(el)
-    if el.ns not in (PIC, P, A) or (el.local != "pic" and not graphic):
+    if el.ns not in (PIC, P, A, XDR) or (el.local != "pic" and not graphic):
         return None
     # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the p:pic's own
     # p:nvPicPr holds the p:cNvPr (a chart's p:graphicFrame its p:nvGraphicFramePr's).
     box = _ancestor(part, i, WP, ("inline", "anchor")) if holder == "docPr" else (
-        _ancestor(part, i, P, ("graphicFrame",)) if graphic else i)
+        _ancestor(part, i, ns, ("graphicFrame",)) if graphic else i)
     below = part.descendants(box) if box is not None else []
     k = next((j for j in below if part.elements[j].local == holder and part.elements[j].ns == ns), None)
     if k is None:
@@ -288,6 +310,9 @@ def _odf_place(part: Part, i: int, kind: str, pages: list[int], n: int) -> str:
             return f"master page {mname!r}, picture {n}"
         return f"{part.elements[box].local.replace('-', ' ')} of page style {mname!r}, picture {n}"
     page = _ancestor(part, i, DRAW, ("page",))
+    table = _ancestor(part, i, TABLE, ("table",)) if kind == "ods" else None
+    if table is not None:
+        return f"sheet {part.elements[table].attr('name', TABLE) or ''!r}, picture {n}"
     return f"page {pages.index(page) + 1}" if kind == "odp" and page is not None else f"picture {n}"
 
 

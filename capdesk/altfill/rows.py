@@ -77,7 +77,7 @@ class PageRow:
     filled: int = 0
     backup: str | None = None
     error: str | None = None
-    kind: str = "page"  # page | epub | docx | pptx | odt | odp
+    kind: str = "page"  # page | epub | docx | pptx | odt | odp | xlsx | ods | pdf
     note: str | None = None  # what a person should know about the whole document (its pictures' alt text)
     sha256: str = ""  # of its bytes as they are after the run: what a review file is checked against
     lang: str = ""  # the language the page or document says it is in (its language tag), when it says

@@ -38,13 +38,14 @@ def register(sub) -> None:
                     "(decorative), existing alt text, remote images and images in comments, scripts and code "
                     "are left alone, and so are pictures outside the folders given (--allow-root adds one). "
                     "Each changed page's original is kept in CapDesk's backup folder, private to you, until "
-                    "removed with --prune-backups DAYS. A second run changes nothing. EPUB, DOCX, PPTX, ODT and "
-                    "ODP files get alt text for their own pictures the same way: only the alt text changes, every "
-                    "other part of the file stays byte for byte as it was. A tagged PDF's Figures without /Alt get "
-                    "it in an update appended to the file (its original bytes stay as they were); an untagged "
-                    "PDF is named and left.")
+                    "removed with --prune-backups DAYS. A second run changes nothing. EPUB, DOCX, PPTX, ODT, "
+                    "ODP, XLSX and ODS files get alt text for their own pictures the same way: only the alt text "
+                    "changes, every other part of the file stays byte for byte as it was. A tagged PDF's Figures "
+                    "without /Alt get it in an update appended to the file (its original bytes stay as they "
+                    "were); an untagged PDF is named and left.")
     p.add_argument("paths", nargs="*", metavar="PATH",
-                   help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt, .odp or .pdf files, or folders")
+                   help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt, .odp, .xlsx, .ods or .pdf files, "
+                        "or folders")
     p.add_argument("--recursive", "-r", action="store_true", help="look into sub-folders too")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff of each page and change nothing")
     p.add_argument("--include-empty", action="store_true",

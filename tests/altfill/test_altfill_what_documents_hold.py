@@ -191,22 +191,75 @@ def test_a_manifest_link_with_a_fragment_is_read(tmp_path, describer):
     assert len(result.images) == 4
 
 
-def test_spreadsheets_in_a_folder_get_one_line_each(tmp_path, describer):
+XLSX_PARTS = {
+    "[Content_Types].xml": '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+    'package/2006/content-types"><Default Extension="png" ContentType="image/png"/><Default Extension="rels" '
+    'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+    'ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/'
+    'vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override '
+    'PartName="/xl/drawings/drawing1.xml" ContentType="application/vnd.openxmlformats-officedocument.drawing+xml"/>'
+    "</Types>",
+    "_rels/.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+    'package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/'
+    '2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+    "xl/workbook.xml": '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/'
+    'spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    '<sheets><sheet name="Sales" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    "xl/_rels/workbook.xml.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+    'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/'
+    'officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+    "xl/worksheets/sheet1.xml": '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.'
+    'openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships"><sheetData/><drawing r:id="rId1"/></worksheet>',
+    "xl/worksheets/_rels/sheet1.xml.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://'
+    'schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/drawing" Target="../drawings/drawing1.xml"/>'
+    "</Relationships>",
+    "xl/drawings/drawing1.xml": '<?xml version="1.0" encoding="UTF-8"?><xdr:wsDr xmlns:xdr="http://schemas.'
+    'openxmlformats.org/drawingml/2006/spreadsheetDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/'
+    '2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><xdr:oneCellAnchor>'
+    '<xdr:from><xdr:col>1</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>1</xdr:row><xdr:rowOff>0</xdr:rowOff>'
+    '</xdr:from><xdr:ext cx="1905000" cy="1270000"/><xdr:pic><xdr:nvPicPr><xdr:cNvPr id="2" name="Picture 1"/>'
+    '<xdr:cNvPicPr/></xdr:nvPicPr><xdr:blipFill><a:blip r:embed="rId1"/><a:stretch><a:fillRect/></a:stretch>'
+    '</xdr:blipFill><xdr:spPr><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></xdr:spPr></xdr:pic>'
+    "<xdr:clientData/></xdr:oneCellAnchor></xdr:wsDr>",
+    "xl/drawings/_rels/drawing1.xml.rels": '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://'
+    'schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/image" Target="../media/image1.png"/></Relationships>',
+}
+ODS_CONTENT = f"""<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content {ODF_NS} xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0">
+<office:body><office:spreadsheet><table:table table:name="Plan"><table:table-row><table:table-cell>\
+<draw:frame draw:name="Photo" svg:width="4cm" svg:height="3cm"><draw:image xlink:href="Pictures/coffee.png" \
+xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/></draw:frame></table:table-cell></table:table-row>
+</table:table></office:spreadsheet></office:body></office:document-content>
+"""
+
+
+def test_spreadsheets_pictures_are_filled_and_those_in_cells_named(tmp_path, describer):
     with zipfile.ZipFile(tmp_path / "sales.xlsx", "w") as z:
-        store(z, "[Content_Types].xml", "<Types/>")
-        store(z, "xl/workbook.xml", "<workbook/>")
+        for name, text in XLSX_PARTS.items():
+            store(z, name, text)
         store(z, "xl/media/image1.png", (SAMPLES / "coffee.png").read_bytes())
+        store(z, "xl/media/image2.png", (SAMPLES / "chelsea.png").read_bytes())  # placed in a cell: no drawing
+    mime = "application/vnd.oasis.opendocument.spreadsheet"
     with zipfile.ZipFile(tmp_path / "plan.ods", "w") as z:
-        store(z, "mimetype", "application/vnd.oasis.opendocument.spreadsheet", zipfile.ZIP_STORED)
-        store(z, "content.xml", "<office:document-content/>")
-    shutil.copy(SAMPLES / "coffee.png", tmp_path / "coffee.png")
-    (tmp_path / "index.html").write_text('<img src="coffee.png">', encoding="utf-8")
-    result = run_alt_fill([tmp_path], describer, dry_run=True)
-    rows = {Path(p.page).name: p for p in result.pages}
-    assert (rows["sales.xlsx"].kind, rows["sales.xlsx"].status) == ("xlsx", "unchanged")
-    assert rows["sales.xlsx"].note.startswith("a spreadsheet holding 1 picture: left as it is")
-    assert rows["plan.ods"].note == "a spreadsheet with no pictures: left as it is"
-    assert not result.failed and rows["index.html"].status == "would change"
+        store(z, "mimetype", mime, zipfile.ZIP_STORED)
+        store(z, "content.xml", ODS_CONTENT)
+        store(z, "Pictures/coffee.png", (SAMPLES / "coffee.png").read_bytes())
+        store(z, "META-INF/manifest.xml", ODF_MANIFEST.replace("MIME", mime))
+    old_drawing = XLSX_PARTS["xl/drawings/drawing1.xml"].encode()
+    result = run_alt_fill([tmp_path], describer, backup_dir=tmp_path.parent / "backups")
+    rows = {(Path(r.page).name, r.location): r for r in result.images}
+    pages = {Path(p.page).name: p for p in result.pages}
+    sheet, ods = rows[("sales.xlsx", "sheet 'Sales'")], rows[("plan.ods", "sheet 'Plan', picture 1 (Photo)")]
+    assert sheet.status == ods.status == FillStatus.FILLED and not result.failed
+    assert (pages["sales.xlsx"].kind, pages["sales.xlsx"].status) == ("xlsx", "changed")
+    assert "1 of its pictures (xl/media/image2.png)" in pages["sales.xlsx"].note
+    with zipfile.ZipFile(tmp_path / "sales.xlsx") as z:
+        assert z.read("xl/drawings/drawing1.xml") == old_drawing.replace(
+            b'name="Picture 1"/>', b'name="Picture 1" descr="' + html.escape(sheet.alt_text).encode() + b'"/>')
 
 
 def test_a_chapter_saying_no_language_has_its_book_s(tmp_path):
