@@ -128,10 +128,17 @@ def word_caption(part: Part, i: int, styles: set[str]) -> str:
         return ""
     kids = [k for k in part.elements[parent].children if part.elements[k].ns == W and part.elements[k].local == "p"]
     at = kids.index(p)
-    for k in kids[at + 1:at + 2] + kids[max(0, at - 1):at]:
-        if _word_is_caption(part, k, styles):
-            return _word_text(part, k)
+    if at + 1 < len(kids) and _word_is_caption(part, kids[at + 1], styles):
+        return _word_text(part, kids[at + 1])
+    # A caption above the picture, unless it is the caption below the picture before it.
+    if at >= 1 and _word_is_caption(part, kids[at - 1], styles) and not (at >= 2 and _has_picture(part, kids[at - 2])):
+        return _word_text(part, kids[at - 1])
     return ""
+
+
+def _has_picture(part: Part, p: int) -> bool:
+    return any(part.elements[j].local in ("drawing", "pict", "object") and part.elements[j].ns == W
+               for j in part.descendants(p))
 
 
 def word_lang(part: Part | None) -> str:

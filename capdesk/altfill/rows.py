@@ -60,7 +60,7 @@ class ImageRow:
     written: bool = False
     location: str = ""  # in a document: where the picture is (its chapter file and line, slide, page)
     trust: float | None = None  # the describer's trust in the caption, when the model has a trust score
-    said_as: str | None = None  # how the caption is said in the text: fact | probably | withheld | none
+    said_as: str | None = None  # how the text says the caption: fact | probably | withheld | none | caption (figure's)
     wording: str = ""  # what the text says as a guess: fact (nothing) | probably | maybe ("May contain:")
     proposed: str = ""  # the text CapDesk proposes, written or held back for review
     preview: str = field(default="", repr=False)  # a document's picture as a data: URL, for the HTML report only

@@ -224,3 +224,21 @@ def _figures(k):
             yield k
         if "/K" in k:
             yield from _figures(k.K)
+
+
+def test_a_word_caption_above_belongs_to_the_picture_below_unless_it_is_the_one_before_s(tmp_path):
+    import docx
+
+    from capdesk.altfill.office import find_office
+    from capdesk.altfill.zipsafe import ZipDoc
+
+    d = docx.Document()
+    d.add_picture(str(SAMPLES / "coffee.png"))
+    d.add_paragraph("Figure 1: A cup", style="Caption")
+    d.add_picture(str(SAMPLES / "chelsea.png"))  # no caption of its own: Figure 1 is the cup's
+    d.add_paragraph("Text between.")
+    d.add_paragraph("Figure 2: A rocket", style="Caption")  # above its picture
+    d.add_picture(str(SAMPLES / "rocket.jpg"))
+    d.save(str(tmp_path / "c.docx"))
+    _parts, spots = find_office(ZipDoc((tmp_path / "c.docx").read_bytes()), "docx")
+    assert [s.caption for s in spots] == ["Figure 1: A cup", "", "Figure 2: A rocket"]
