@@ -117,7 +117,7 @@ class AltFillDialog(ReportJobDialog):
 
     def _written(self, result, text: str) -> None:
         if self.review is not None:
-            self.review.done(1)
+            self.review.done(QDialog.DialogCode.Accepted)
         self._finished(result, text)
 
     def _review_closed(self, code: int) -> None:
