@@ -106,8 +106,7 @@ def describe_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tags", choices=limits.TAGS_MODES, default="auto",
                    help="object tags in the description: auto = when the scene caption is withheld")
     g.add_argument("--ocr", choices=limits.OCR_MODES, default="auto",
-                   help="read text in the picture: auto = when it looks like text or is unlike the model's photos; "
-                        "always; never")
+                   help="read text in the picture: auto = where a quick look at the picture finds text; always; never")
     g.add_argument("--show-guess", action="store_true",
                    help="when a caption is withheld (picture unlike the model's), still say it, marked as a guess")
 
