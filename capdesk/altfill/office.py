@@ -47,7 +47,7 @@ OBJECT_PREVIEW = ("an embedded object (OLE): its picture is only a preview of th
 
 
 def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
-    """The parts read and every picture in them, for ``kind`` docx, pptx, odt or odp."""
+    """The parts read and every picture in them, for ``kind`` docx, pptx, xlsx, odt, odp or ods."""
     if kind == "docx":
         names = sorted((n for n in z.names() if WORD_PARTS.match(n)), key=lambda n: (n != "word/document.xml", n))
         return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z))
