@@ -92,7 +92,7 @@ def find_epub(z: ZipDoc) -> Epub:
             if el.ns == XHTML and el.local == "img":
                 book.spots.append(_img(part, el, names & listed, pictures, foreign(lang)))
             elif el.ns == SVG and el.local == "image":
-                book.spots.append(_svg_image(part, i, el, names & listed, pictures))
+                book.spots.append(_svg_image(part, i, el, names & listed, pictures, foreign(lang)))
             else:
                 continue
             book.spots[-1].caption = html_caption(part, i)
@@ -156,7 +156,7 @@ def _img(part: Part, el: Element, names: set[str], pictures: set[str], foreign_p
     return spot
 
 
-def _svg_image(part: Part, i: int, el: Element, names: set[str], pictures: set[str]) -> Spot:
+def _svg_image(part: Part, i: int, el: Element, names: set[str], pictures: set[str], foreign_page: bool) -> Spot:
     src = el.attr("href", XLINK) or el.attr("href") or ""
     tag = part.tag(el)
     spot = Spot(part.name, el.line, el.column, f"{part.name}, line {el.line}", src, tag, el.start)
@@ -179,12 +179,14 @@ def _svg_image(part: Part, i: int, el: Element, names: set[str], pictures: set[s
         spot.make = escape
     elif titles:
         spot.problem = "an empty <title> CapDesk cannot write into exactly"
-    elif el.self_closing:  # <image .../> becomes <image ...><title>...</title></image>
-        spot.at, spot.cut = el.tag_end - 2, el.tag_end
-        spot.make = lambda t: f"><{qname}title>{escape(t)}</{qname}title></{qname}image>"
     else:
-        spot.at = spot.cut = el.tag_end
-        spot.make = lambda t: f"<{qname}title>{escape(t)}</{qname}title>"
+        # <image .../> becomes <image ...><title>...</title></image>; English in a chapter in another
+        # language says so on the title it gets (xml:lang, which every SVG element may carry).
+        head, tail = (">", f"</{qname}image>") if el.self_closing else ("", "")
+        spot.at, spot.cut = (el.tag_end - 2, el.tag_end) if el.self_closing else (el.tag_end, el.tag_end)
+        spot.make = lambda t: f"{head}<{qname}title>{escape(t)}</{qname}title>{tail}"
+        if foreign_page:
+            spot.make_en = lambda t: f'{head}<{qname}title xml:lang="en">{escape(t)}</{qname}title>{tail}'
     _place(spot, src, names, pictures)
     return spot
 

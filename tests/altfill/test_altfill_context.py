@@ -164,6 +164,9 @@ CHAPTER_TR = """<?xml version="1.0" encoding="UTF-8"?>
   <figure><img src="../images/astronaut.png"/><figcaption>Şekil 1: Uzay giysili <b>astronot</b></figcaption></figure>
   <p><img src="../images/chelsea.png" alt=""/></p>
   <p><img src="../images/coffee.png"/></p>
+  <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="300" height="200">
+    <image xlink:href="../images/chelsea.png" width="300" height="200"/>
+  </svg>
 </body>
 </html>
 """
@@ -180,7 +183,7 @@ def test_an_epub_chapter_in_turkish(tmp_path, describer):
         for name in ("coffee.png", "astronaut.png", "chelsea.png"):
             store(z, f"OEBPS/images/{name}", (SAMPLES / name).read_bytes(), zipfile.ZIP_STORED)
     result = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups")
-    astro, cat, cup = result.images
+    astro, cat, cup, drawn = result.images
     assert astro.caption == "Şekil 1: Uzay giysili astronot" and astro.said_as in ("caption", "fact")
     text = zipfile.ZipFile(book).read("OEBPS/text/chapter1.xhtml").decode("utf-8")
     expected = CHAPTER_TR
@@ -193,7 +196,9 @@ def test_an_epub_chapter_in_turkish(tmp_path, describer):
     english = ' lang="en" xml:lang="en"/>'
     expected = expected.replace('chelsea.png" alt=""/>', f'chelsea.png" alt="{html.escape(cat.alt_text)}"{english}')
     expected = expected.replace('coffee.png"/>', f'coffee.png" alt="{html.escape(cup.alt_text)}"{english}')
-    assert text == expected
+    expected = expected.replace('height="200"/>', f'height="200"><title xml:lang="en">{html.escape(drawn.alt_text)}'
+                                                  "</title></image>")
+    assert text == expected and drawn.lang == "en"
     assert result.pages[0].lang == "tr" and 'lang="en"' in result.pages[0].note
 
 
