@@ -16,10 +16,11 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.safe_files import write_temp
+from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 RUN_NAME = re.compile(r"(\d{8}-\d{6})-\d+")  # TIME-PID, as ``default_backup_dir`` names a run
 
@@ -90,6 +91,31 @@ class Pruned:
         n = len(self.removed)
         return (f"removed {n} alt-fill backup run{'s' * (n != 1)} older than {days:g} days "
                 f"({self.freed_bytes / (1 << 20):.1f} MiB)")
+
+
+def replace_document(path: str | Path, raw: bytes, digest: str, data: bytes, backup_dir: Path | None,
+                     before_write: Callable[[str | Path], None] | None = None) -> tuple[str | None, str | None]:
+    """Put ``data`` in place of the document at ``path`` in one step, its original kept in ``backup_dir``
+    first: (the backup's path or None, why it was not written or None). A document that is read-only, or
+    that changed since it was read (its sha256 is no longer ``digest``), is left as it is."""
+    target = Path(os.path.realpath(path))
+    locked = read_only(target)
+    if locked:
+        return None, locked
+    backup = None
+    try:
+        if backup_dir is not None:
+            backup = str(keep_original(Path(backup_dir), target, raw))
+        with folder_lock(target.parent):
+            tmp = write_temp(target, data, like=target)
+            if before_write is not None:
+                before_write(path)
+            done = swap_in(tmp, target, digest)
+    except OSError as exc:
+        return backup, f"cannot write it ({exc.strerror or exc})"
+    if not done:
+        return backup, "it changed while CapDesk was working, so it was left as it is; run again"
+    return backup, None
 
 
 def _size(folder: Path) -> int:

@@ -13,7 +13,6 @@ a broken XML part) is named with the reason and left as it is.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import shutil
 import stat
@@ -22,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.altfill.backups import keep_original, read_only
+from capdesk.altfill.backups import replace_document
 from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
@@ -40,7 +39,6 @@ from capdesk.altfill.spots import Spot
 from capdesk.altfill.xmlscan import Part, PartError, parse_part
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
 from capdesk.describe.describer import Described
-from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 DOC_SUFFIXES = {".epub": "epub", ".docx": "docx", ".pptx": "pptx", ".odt": "odt", ".odp": "odp", ".xlsx": "xlsx",
                 ".ods": "ods"}
@@ -327,24 +325,11 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
     if dry_run:
         doc.row.status = "would change"
         return
-    target = Path(os.path.realpath(doc.path))
-    locked = read_only(target)
-    if locked:
-        _failed(doc, rows, locked)
-        return
-    try:
-        if backup_dir is not None:
-            doc.row.backup = str(keep_original(Path(backup_dir), target, doc.raw))
-        with folder_lock(target.parent):
-            tmp = write_temp(target, data, like=target)
-            if before_write is not None:
-                before_write(doc.path)
-            done = swap_in(tmp, target, doc.digest)
-    except OSError as exc:
-        _failed(doc, rows, f"cannot write it ({exc.strerror or exc})")
-        return
-    if not done:
-        _failed(doc, rows, "it changed while CapDesk was working, so it was left as it is; run again")
+    backup, why = replace_document(doc.path, doc.raw, doc.digest, data, backup_dir, before_write)
+    if backup is not None:
+        doc.row.backup = backup
+    if why:
+        _failed(doc, rows, why)
         return
     doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
     for r in rows:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 import stat
 import zlib
@@ -28,12 +27,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.altfill.backups import keep_original, read_only
+from capdesk.altfill.backups import replace_document
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
 from capdesk.imageio import MAX_PIXELS
-from capdesk.safe_files import folder_lock, swap_in, write_temp
 
 NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
 MAX_ELEMENTS = 200_000  # structure elements walked; a real book has a few thousand
@@ -475,24 +473,11 @@ def write_pdf(doc: PdfDoc, result: AltFillResult, dry_run: bool, backup_dir: Pat
     if dry_run:
         doc.row.status = "would change"
         return
-    target = Path(os.path.realpath(doc.path))
-    locked = read_only(target)
-    if locked:
-        _failed(doc, rows, locked)
-        return
-    try:
-        if backup_dir is not None:
-            doc.row.backup = str(keep_original(Path(backup_dir), target, doc.raw))
-        with folder_lock(target.parent):
-            tmp = write_temp(target, data, like=target)
-            if before_write is not None:
-                before_write(doc.path)
-            done = swap_in(tmp, target, doc.digest)
-    except OSError as exc:
-        _failed(doc, rows, f"cannot write it ({exc.strerror or exc})")
-        return
-    if not done:
-        _failed(doc, rows, "it changed while CapDesk was working, so it was left as it is; run again")
+    backup, why = replace_document(doc.path, doc.raw, doc.digest, data, backup_dir, before_write)
+    if backup is not None:
+        doc.row.backup = backup
+    if why:
+        _failed(doc, rows, why)
         return
     doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
     for r in rows:
