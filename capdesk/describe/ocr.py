@@ -12,6 +12,7 @@ import io
 import logging
 import re
 import threading
+import unicodedata
 from functools import cache
 
 import numpy as np
@@ -105,12 +106,32 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
                 continue
         lines.append([b])
     text = " ".join(" ".join(t for *_, t in sorted(line, key=lambda b: b[2])) for line in lines)
-    text = " ".join(text.split())
+    text = without_stray_script(" ".join(text.split()))
     if space_words:
         text = spaced(text)
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     return text or None
+
+
+# The recogniser reads Chinese as well as English, and in a screenshot of English text it reads icons as
+# lone Chinese characters ("Sep 9 16:28 白 50 % 六 Balanced"). Where such characters are few among the
+# letters, the words holding them are dropped; a text mostly in Chinese or Japanese is kept whole.
+STRAY_SHARE = 0.2
+
+
+def _foreign(ch: str) -> bool:
+    return ch.isalpha() and unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
+
+
+def without_stray_script(text: str) -> str:
+    """``text`` without its words in Chinese, Japanese or Korean script where such letters are under
+    ``STRAY_SHARE`` of all letters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    foreign = sum(_foreign(ch) for ch in letters)
+    if not foreign or foreign >= STRAY_SHARE * len(letters):
+        return text
+    return " ".join(w for w in text.split() if not any(_foreign(ch) for ch in w))
 
 
 # The recogniser (PP-OCR's Chinese-and-English model, the one RapidOCR ships) often leaves out the space

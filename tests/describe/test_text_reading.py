@@ -62,3 +62,13 @@ def test_no_words_run_together_when_read_at_screen_scale() -> None:
     for px in (12, 14, 16, 20):
         read = ocr.read_text(_sign(px), upscale=1.0) or ""
         assert read and max(len(w) for w in read.split()) <= longest, (px, read)
+
+
+def test_lone_chinese_characters_in_english_text_are_dropped():
+    """The recogniser reads Chinese too, and read a screenshot's icons as '白' and '六'."""
+    from capdesk.describe.ocr import without_stray_script
+
+    read = "Sep 9 16:28 白 50 % 六 Balanced Night Light"
+    assert without_stray_script(read) == "Sep 9 16:28 50 % Balanced Night Light"
+    assert without_stray_script("東京 タワー 333m") == "東京 タワー 333m"
+    assert without_stray_script("Café crème 5 μm") == "Café crème 5 μm"
