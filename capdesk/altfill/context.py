@@ -45,18 +45,9 @@ def _inner(part: Part, i: int, cuts: list[int] = ()) -> str:  # type: ignore[ass
     return markup_text(part.raw[el.tag_end:el.end], spans)
 
 
-def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
-    j = part.elements[i].parent
-    while j is not None:
-        if part.elements[j].ns == ns and part.elements[j].local in locals_:
-            return j
-        j = part.elements[j].parent
-    return None
-
-
 def html_caption(part: Part, i: int) -> str:
     """The figcaption of the XHTML ``<figure>`` that holds the picture ``i`` and no other picture."""
-    fig = _ancestor(part, i, XHTML, ("figure",))
+    fig = part.ancestor(i, XHTML, ("figure",))
     if fig is None:
         return ""
     below = part.descendants(fig)
@@ -118,7 +109,7 @@ def _word_text(part: Part, p: int) -> str:
 def word_caption(part: Part, i: int, styles: set[str]) -> str:
     """The caption paragraph of the Word picture at element ``i``: its own paragraph when that is a
     caption, else the paragraph right after it, else the one right before."""
-    p = _ancestor(part, i, W, ("p",))
+    p = part.ancestor(i, W, ("p",))
     if p is None:
         return ""
     if _word_is_caption(part, p, styles):
@@ -180,7 +171,7 @@ def odf_caption(part: Part, frame: int, styles: set[str]) -> str:
     """The caption of the OpenDocument picture frame ``frame``: the caption paragraph that holds it
     (LibreOffice's captioned frame: the picture, then "Illustration 1: ..."), without the picture's own
     frame, else the caption paragraph right after the frame's paragraph."""
-    p = _ancestor(part, frame, TEXT, ("p", "h"))
+    p = part.ancestor(frame, TEXT, ("p", "h"))
     if p is None:
         return ""
     if _odf_is_caption(part, p, styles):

@@ -163,8 +163,8 @@ def _ooxml_at(part: Part, i: int, el: Element, holder: str, ns: str, rels: dict[
         return None
     # Word: the docPr belongs to the wp:inline/wp:anchor around the picture; PowerPoint: the p:pic's own
     # p:nvPicPr holds the p:cNvPr (a chart's p:graphicFrame its p:nvGraphicFramePr's).
-    box = _ancestor(part, i, WP, ("inline", "anchor")) if holder == "docPr" else (
-        _ancestor(part, i, ns, ("graphicFrame",)) if graphic else i)
+    box = part.ancestor(i, WP, ("inline", "anchor")) if holder == "docPr" else (
+        part.ancestor(i, ns, ("graphicFrame",)) if graphic else i)
     below = part.descendants(box) if box is not None else []
     k = next((j for j in below if part.elements[j].local == holder and part.elements[j].ns == ns), None)
     if k is None:
@@ -201,7 +201,7 @@ def _vml_spot(part: Part, i: int, rels: dict[str, tuple[str, bool]], names: set[
               name: str) -> Spot | None:
     """An old-style (VML) picture: a ``v:imagedata`` in a ``v:shape`` in a ``w:pict``, its alt text the shape's
     ``alt``. The VML copy Word keeps for older readers (``mc:Fallback``) is the same picture again: left out."""
-    if _ancestor(part, i, MC, ("Fallback",)) is not None:
+    if part.ancestor(i, MC, ("Fallback",)) is not None:
         return None
     shape = part.elements[i].parent
     if shape is None or part.elements[shape].ns != VML:
@@ -209,18 +209,9 @@ def _vml_spot(part: Part, i: int, rels: dict[str, tuple[str, bool]], names: set[
     data = part.elements[i]
     rid = data.attr("id", R) or data.attr("relid", O) or ""
     spot = _ooxml_spot(part, shape, rid, _word_place(name, n), rels, names, "alt")
-    if _ancestor(part, i, W, ("object",)) is not None and not spot.alt:
+    if part.ancestor(i, W, ("object",)) is not None and not spot.alt:
         spot.skip, spot.picture, spot.missing = OBJECT_PREVIEW, None, ""
     return spot
-
-
-def _ancestor(part: Part, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
-    j = part.elements[i].parent
-    while j is not None:
-        if part.elements[j].ns == ns and part.elements[j].local in locals_:
-            return j
-        j = part.elements[j].parent
-    return None
 
 
 def _ooxml_spot(part: Part, k: int, rid: str, loc: str, rels: dict[str, tuple[str, bool]],
@@ -302,15 +293,15 @@ def _odf_part(part: Part, kind: str, names: set[str]) -> list[Spot]:
 
 def _odf_place(part: Part, i: int, kind: str, pages: list[int], n: int) -> str:
     if part.name == "styles.xml":
-        box = _ancestor(part, i, STYLE, ("header", "footer", "header-left", "footer-left", "header-first",
+        box = part.ancestor(i, STYLE, ("header", "footer", "header-left", "footer-left", "header-first",
                                          "footer-first"))
-        master = _ancestor(part, i, STYLE, ("master-page",))
+        master = part.ancestor(i, STYLE, ("master-page",))
         mname = part.elements[master].attr("name", STYLE) or "" if master is not None else ""
         if box is None:
             return f"master page {mname!r}, picture {n}"
         return f"{part.elements[box].local.replace('-', ' ')} of page style {mname!r}, picture {n}"
-    page = _ancestor(part, i, DRAW, ("page",))
-    table = _ancestor(part, i, TABLE, ("table",)) if kind == "ods" else None
+    page = part.ancestor(i, DRAW, ("page",))
+    table = part.ancestor(i, TABLE, ("table",)) if kind == "ods" else None
     if table is not None:
         return f"sheet {part.elements[table].attr('name', TABLE) or ''!r}, picture {n}"
     return f"page {pages.index(page) + 1}" if kind == "odp" and page is not None else f"picture {n}"

@@ -97,6 +97,15 @@ class Part:
         """Just past the element's end (its end tag's ``>``, or its own ``/>``)."""
         return el.tag_end if el.end is None else self.raw.index(b">", el.end) + 1
 
+    def ancestor(self, i: int, ns: str, locals_: tuple[str, ...]) -> int | None:
+        """The nearest element above ``i`` in namespace ``ns`` named one of ``locals_``, or None."""
+        j = self.elements[i].parent
+        while j is not None:
+            if self.elements[j].ns == ns and self.elements[j].local in locals_:
+                return j
+            j = self.elements[j].parent
+        return None
+
     def descendants(self, i: int) -> list[int]:
         out, todo = [], list(reversed(self.elements[i].children))
         while todo:
