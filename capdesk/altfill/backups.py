@@ -11,6 +11,7 @@ runs older than a number of days.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -19,8 +20,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from capdesk.safe_files import folder_lock, swap_in, write_temp
+
+if TYPE_CHECKING:  # the report's rows; importing them would load the describer for a prune
+    from capdesk.altfill.rows import ImageRow, PageRow
 
 RUN_NAME = re.compile(r"(\d{8}-\d{6})-\d+")  # TIME-PID, as ``default_backup_dir`` names a run
 
@@ -116,6 +121,27 @@ def replace_document(path: str | Path, raw: bytes, digest: str, data: bytes, bac
     if not done:
         return backup, "it changed while CapDesk was working, so it was left as it is; run again"
     return backup, None
+
+
+def write_change(row: PageRow, rows: list[ImageRow], path: str | Path, raw: bytes, digest: str, data: bytes,
+                 dry_run: bool, backup_dir: Path | None,
+                 before_write: Callable[[str | Path], None] | None = None) -> str | None:
+    """A document's new bytes put in place (``replace_document``) and its report rows updated: its
+    ``row`` (a ``PageRow``) says "would change" on a dry run, else "changed" with the new sha256, and each
+    of ``rows`` (its ``ImageRow``s) is written. Why it was not written, or None."""
+    row.filled = len(rows)
+    if dry_run:
+        row.status = "would change"
+        return None
+    backup, why = replace_document(path, raw, digest, data, backup_dir, before_write)
+    if backup is not None:
+        row.backup = backup
+    if why:
+        return why
+    row.status, row.sha256 = "changed", hashlib.sha256(data).hexdigest()
+    for r in rows:
+        r.written = True
+    return None
 
 
 def _size(folder: Path) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.altfill.backups import replace_document
+from capdesk.altfill.backups import write_change
 from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
@@ -321,19 +321,9 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
         _failed(doc, rows, f"the change would not read back ({exc})")
         return
     result.diffs[str(doc.path)] = tag_diff(doc)
-    doc.row.filled = len(rows)
-    if dry_run:
-        doc.row.status = "would change"
-        return
-    backup, why = replace_document(doc.path, doc.raw, doc.digest, data, backup_dir, before_write)
-    if backup is not None:
-        doc.row.backup = backup
+    why = write_change(doc.row, rows, doc.path, doc.raw, doc.digest, data, dry_run, backup_dir, before_write)
     if why:
         _failed(doc, rows, why)
-        return
-    doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
-    for r in rows:
-        r.written = True
 
 
 def _failed(doc: Doc, rows: list[ImageRow], why: str) -> None:

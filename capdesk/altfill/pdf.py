@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.altfill.backups import replace_document
+from capdesk.altfill.backups import write_change
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
@@ -469,19 +469,9 @@ def write_pdf(doc: PdfDoc, result: AltFillResult, dry_run: bool, backup_dir: Pat
     result.diffs[str(doc.path)] = "".join(
         f"--- {doc.path}\n+++ {doc.path}\n@@ {fig.location} @@\n+/Alt ({fig.text})\n" for fig, _ in doc.edits
     ).encode("utf-8", "surrogateescape")
-    doc.row.filled = len(rows)
-    if dry_run:
-        doc.row.status = "would change"
-        return
-    backup, why = replace_document(doc.path, doc.raw, doc.digest, data, backup_dir, before_write)
-    if backup is not None:
-        doc.row.backup = backup
+    why = write_change(doc.row, rows, doc.path, doc.raw, doc.digest, data, dry_run, backup_dir, before_write)
     if why:
         _failed(doc, rows, why)
-        return
-    doc.row.status, doc.row.sha256 = "changed", hashlib.sha256(data).hexdigest()
-    for r in rows:
-        r.written = True
 
 
 def _failed(doc: PdfDoc, rows: list[ImageRow], why: str) -> None:
