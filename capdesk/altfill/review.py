@@ -182,6 +182,18 @@ def _pick(chosen: list[Reviewed], row: ImageRow, seen: dict[tuple[str, str], int
     return same[n] if n < len(same) else None
 
 
+def _take(chosen: list[Reviewed], row: ImageRow, seen: dict[tuple[str, str], int], used: list[Reviewed],
+          result: AltFillResult) -> str | None:
+    """The reviewed text for this picture on one line, its row reported and its review row used; None
+    when the review has no row for it."""
+    r = _pick(chosen, row, seen)
+    if r is None:
+        return None
+    used.append(r)
+    result.images.append(row)
+    return _one_line(r.text)
+
+
 def _decide(row: ImageRow, text: str, has_alt: str | None, problem: str) -> bool:
     """Whether ``text`` goes in; the row says why not when it does not."""
     row.proposed = text
@@ -212,12 +224,9 @@ def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> No
     for f in page.found:
         row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
                        before=f.source, alt_text=f.alt or "")
-        r = _pick(chosen, row, seen)
-        if r is None:
+        text = _take(chosen, row, seen, used, result)
+        if text is None:
             continue
-        used.append(r)
-        result.images.append(row)
-        text = _one_line(r.text)
         if _decide(row, text, None if f.placeholder else f.alt, f.problem):
             edit = place_text(row, f, text)
             if edit is not None:
@@ -233,12 +242,9 @@ def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> N
         row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
                        before=spot.before, alt_text=alt or "", syntax=doc.kind, location=spot.location)
         doc.rows.append(row)  # all of them: whether every picture has alt text afterwards is said from these
-        r = _pick(chosen, row, seen)
-        if r is None:
+        text = _take(chosen, row, seen, used, result)
+        if text is None:
             continue
-        used.append(r)
-        result.images.append(row)
-        text = _one_line(r.text)
         if _decide(row, text, alt, spot.problem or ("" if spot.make else "no place to write")):
             place_spot(doc, spot, row, text)
     _not_found(doc.path, chosen, used, result)
@@ -251,12 +257,9 @@ def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> Non
         alt = None if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt) else fig.alt
         row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
                        alt_text=alt or "", syntax="pdf", location=fig.location)
-        r = _pick(chosen, row, seen)
-        if r is None:
+        text = _take(chosen, row, seen, used, result)
+        if text is None:
             continue
-        used.append(r)
-        result.images.append(row)
-        text = _one_line(r.text)
         no_place = "the element is not an object of its own, so nothing can be added to it"
         if _decide(row, text, alt, no_place if fig.ref is None else ""):
             place_alt(doc, fig, row, text)
