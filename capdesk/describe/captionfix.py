@@ -24,6 +24,15 @@ DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five"
                          "this", "another"})
 VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
 GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "pack", "team", "bunch"})
+# Verbs the caption model says right after its subject without "is"/"are" ("two dogs play", "a dog runs"):
+# a recounted subject takes the verb's other form.
+BARE_VERBS = frozenset({"play", "run", "jump", "walk", "stand", "sit", "swim", "ride", "climb", "race", "catch",
+                        "chase", "look", "wait", "watch", "eat", "hold", "carry", "fly", "skate", "ski", "surf",
+                        "dance", "pose", "work", "cross", "wear", "sleep", "pull", "push", "fight", "throw",
+                        "kick", "hit", "drive", "splash", "wade", "rest", "lean", "hike", "smile", "laugh", "talk",
+                        "sing", "march", "gather", "stare", "lie", "lay", "do", "go", "have", "make", "reach",
+                        "grab", "bite", "roll", "dig", "lead", "cheer", "perform", "compete", "head", "sail"})
+_THIRD = {"do": "does", "go": "goes", "have": "has"}
 SINGULAR_OF = {"people": "person", "men": "man", "women": "woman", "children": "child", "boys": "boy",
                "girls": "girl", "crowd": "person", "team": "person", "family": "person", "couple": "person"}
 
@@ -131,6 +140,8 @@ def recount(words: list[str], category: str, n: int) -> list[str] | None:
     verb = next((j for j in range(k, min(k + VERB_REACH, len(out))) if out[j] in ("is", "are")), None)
     if verb is not None:
         out[verb] = "is" if n == 1 else "are"
+    elif k < len(out):
+        out[k] = agree(out[k], n)
     if n == 1:
         cut = next((j for j in range(k, len(out)) if out[j] == "together" or out[j:j + 2] == ["each", "other"]),
                    None)
@@ -139,6 +150,31 @@ def recount(words: list[str], category: str, n: int) -> list[str] | None:
                 cut -= 1
             out = out[:cut]
     return out
+
+
+def agree(verb: str, n: int) -> str:
+    """A present-tense verb that follows a subject of ``n`` things ("play" -> "plays" for one, "runs" ->
+    "run" for two); any other word as it is."""
+    base = _base(verb)
+    if base is None:
+        return verb
+    if n != 1:
+        return base
+    if base in _THIRD:
+        return _THIRD[base]
+    return plural(base)  # the same spelling rule: "watch" -> "watches", "fly" -> "flies"
+
+
+def _base(word: str) -> str | None:
+    if word in BARE_VERBS:
+        return word
+    for base, third in _THIRD.items():
+        if word == third:
+            return base
+    for cut, add in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(cut) and word[: -len(cut)] + add in BARE_VERBS:
+            return word[: -len(cut)] + add
+    return None
 
 
 def replace(words: list[str], category: str, new: str) -> list[str] | None:

@@ -105,6 +105,12 @@ def test_numbers_and_sexes_read_from_a_sentence():
     ("two dogs are swimming in the water", "dog", 1, "A dog is swimming in the water."),
     ("a man in a red shirt is climbing a rock", "person", 2, "Two men in a red shirt are climbing a rock."),
     ("a group of people walking down the street", "person", 1, "A person walking down the street."),
+    ("two dogs play in the grass", "dog", 1, "A dog plays in the grass."),
+    ("two dogs run through the grass", "dog", 1, "A dog runs through the grass."),
+    ("a dog runs through the grass", "dog", 2, "Two dogs run through the grass."),
+    ("a man watches the sea", "person", 2, "Two men watch the sea."),
+    ("two children fly a kite", "person", 1, "A child flies a kite."),
+    ("two dogs in the snow", "dog", 1, "A dog in the snow."),
 ])
 def test_recount(caption, cat, n, want):
     assert sentence(recount(caption.split(), cat, n)) == want
