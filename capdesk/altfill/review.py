@@ -115,17 +115,19 @@ def read_review(path: Path) -> tuple[list[Reviewed], dict[str, str]]:
 
 
 def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = None,
-                 before_write: Callable[[Path], None] | None = None) -> AltFillResult:
+                 before_write: Callable[[Path], None] | None = None, epub_metadata: bool = False) -> AltFillResult:
     """The ``text`` of every row marked ``yes`` written as its picture's alt text, a document at a time;
-    a document changed since the review is left as it is and named."""
+    a document changed since the review is left as it is and named. With ``epub_metadata``, an EPUB whose
+    every picture has a text alternative once written says so in its package document, as a fill does."""
     rows, sums = read_review(path)
     result = AltFillResult(dry_run=dry_run)
     wanted: dict[str, list[Reviewed]] = {}
     for r in rows:
         if r.write:
             wanted.setdefault(r.document, []).append(r)
+    writing = _Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
-        _apply_one(Path(name), chosen, sums.get(name), result, dry_run, backup_dir, before_write)
+        _apply_one(Path(name), chosen, sums.get(name), result, writing)
     changed = {p.page: p.sha256 for p in result.pages if p.status == "changed"}
     if changed:  # the review now describes the files as written: applying it again changes nothing
         sums.update(changed)
@@ -133,8 +135,18 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
     return result
 
 
-def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: AltFillResult, dry_run: bool,
-               backup_dir: Path | None, before_write: Callable[[Path], None] | None) -> None:
+@dataclass(frozen=True)
+class _Writing:
+    """How the reviewed texts are written: the same for every file of one review."""
+
+    dry_run: bool
+    backup_dir: Path | None
+    before_write: Callable[[Path], None] | None
+    epub_metadata: bool
+
+
+def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: AltFillResult,
+               how: _Writing) -> None:
     try:
         now = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
@@ -148,12 +160,12 @@ def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: A
         pdf = scan_pdf(path)
         result.pages.append(pdf.row)
         _fill_pdf(pdf, chosen, result)
-        write_pdf(pdf, result, dry_run, backup_dir, before_write)
+        write_pdf(pdf, result, how.dry_run, how.backup_dir, how.before_write)
     elif is_document(path):
         doc = scan_document(path)
         result.pages.append(doc.row)
         _fill_document(doc, chosen, result)
-        write_document(doc, result, dry_run, backup_dir, before_write, epub_metadata=False)
+        write_document(doc, result, how.dry_run, how.backup_dir, how.before_write, epub_metadata=how.epub_metadata)
     else:
         try:
             page = scan_page(path)
@@ -162,7 +174,7 @@ def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: A
         result.pages.append(page.row)
         _fill_page(page, chosen, result)
         if page.inserts:
-            write_page(page, result, dry_run, backup_dir, before_write)
+            write_page(page, result, how.dry_run, how.backup_dir, how.before_write)
 
 
 def _kind(path: Path) -> str:
@@ -239,11 +251,14 @@ def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> N
     used = []
     for spot in doc.spots:
         alt = None if spot.placeholder else spot.alt
-        row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
-                       before=spot.before, alt_text=alt or "", syntax=doc.kind, location=spot.location)
+        # A text alternative as a fill counts one: alt text, a decorative mark (alt="" among them), a label.
+        has_one = alt is not None or bool(spot.decorative or spot.labelled)
+        row = ImageRow(str(doc.path), spot.line, spot.column, spot.src,
+                       FillStatus.KEPT if has_one else FillStatus.SKIPPED, before=spot.before, alt_text=alt or "",
+                       syntax=doc.kind, location=spot.location)
         doc.rows.append(row)  # all of them: whether every picture has alt text afterwards is said from these
         text = _take(chosen, row, seen, used, result)
-        if text is None:
+        if text is None or (not text and has_one):  # no text for a picture marked decorative: it stays so
             continue
         if _decide(row, text, alt, spot.problem or ("" if spot.make else "no place to write")):
             place_spot(doc, spot, row, text)

@@ -53,7 +53,8 @@ def register(sub) -> None:
                         "as decorative")
     p.add_argument("--epub-metadata", action="store_true",
                    help="when every picture of an EPUB has alt text afterwards, say so in its package document "
-                        "(schema:accessibilityFeature alternativeText); nothing else is added")
+                        "(schema:accessibilityFeature alternativeText); nothing else is added (with --review-in "
+                        "too, once the reviewed texts are written)")
     _review_args(p)
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
@@ -145,7 +146,7 @@ def _apply_review(ns: argparse.Namespace, status: int) -> int:
     from capdesk.session.altfill_run import apply_reviewed
 
     try:
-        result, backups = apply_reviewed(Path(ns.review_in), ns.dry_run)
+        result, backups = apply_reviewed(Path(ns.review_in), ns.dry_run, epub_metadata=ns.epub_metadata)
     except ReviewError as exc:
         error(one_line(exc))
         return EXIT_USAGE

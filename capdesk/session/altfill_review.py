@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from capdesk.altfill.documents import FEATURE_ADDED
 from capdesk.altfill.review import CHANGED, location_of, write_review
 from capdesk.altfill.rows import HELD, AltFillResult, FillStatus, ImageRow
 from capdesk.session import messages
@@ -120,6 +121,23 @@ def left_as_they_were(result: AltFillResult) -> list[str]:
     return [Path(p.page).name for p in result.pages if p.status == "failed" and p.error == CHANGED]
 
 
+def books_marked(result: AltFillResult) -> str:
+    """What became of the books' accessibility details, asked to be marked: which now say that every picture
+    has a text alternative, and which do not, since some picture still has none ("" for no book)."""
+    books = [p for p in result.pages if p.kind == "epub" and p.status != "failed"]
+    marked = [Path(p.page).name for p in books if p.note and FEATURE_ADDED in p.note]
+    unmarked = [Path(p.page).name for p in books if not (p.note and FEATURE_ADDED in p.note)]
+    said = ""
+    if marked:
+        said += (f"; {messages.join_names(marked)} now {'says' if len(marked) == 1 else 'say'} in "
+                 f"{'its' if len(marked) == 1 else 'their'} accessibility details that every picture has a text "
+                 "alternative")
+    if unmarked:
+        said += (f"; {messages.join_names(unmarked)} not marked as described in "
+                 f"{'its' if len(unmarked) == 1 else 'their'} accessibility details: not every picture has alt text")
+    return said
+
+
 class WriteAcceptedJob(FolderJob):
     """The accepted texts written, through a review file made for the purpose and removed afterwards."""
 
@@ -129,7 +147,7 @@ class WriteAcceptedJob(FolderJob):
                  on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False) -> None:
         super().__init__(session, Path(result.pages[0].page) if result.pages else Path("."), report, None,
                          on_finished)
-        self.epub_metadata = epub_metadata  # asked for, but a review file's road does not mark books
+        self.epub_metadata = epub_metadata  # books whose every picture then has a text alternative say so
         self.decided = decided(result, choices)
         self.accepted = sum(1 for r in self.decided.images if r.status == FillStatus.FILLED)
 
@@ -148,9 +166,8 @@ class WriteAcceptedJob(FolderJob):
         if left:
             summary += f"; left as {'it was' if len(left) == 1 else 'they were'}, changed since the review: " \
                        + messages.join_names(left)
-        if self.epub_metadata and any(p.kind == "epub" for p in self.result.pages):
-            summary += ("; the books' accessibility details are not changed after a review (fill again without "
-                        "the review list to mark them)")
+        if self.epub_metadata:
+            summary += books_marked(self.result)
         return messages.altfill_outcome(summary, False, False, self.report)
 
     def _failed(self, error: str) -> str:
@@ -163,7 +180,7 @@ class WriteAcceptedJob(FolderJob):
         with tempfile.TemporaryDirectory(prefix="capdesk-review-") as tmp:
             review = Path(tmp) / "review.csv"
             write_review(self.decided, review)
-            result, _backups = apply_reviewed(review)
+            result, _backups = apply_reviewed(review, epub_metadata=self.epub_metadata)
         if self.report:
             Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))
