@@ -9,6 +9,15 @@ LibreOffice writes a picture drawn as an artifact) is matched to the image drawn
 attribute's place on its page. Content marked ``/Artifact`` that no Figure stands for is decoration
 and is left alone.
 
+A Figure's caption goes with its picture as the caption of a document's figure does: a ``Caption``
+element (or one named as a caption paragraph style, as LibreOffice names its ``Caption`` and
+``Illustration`` paragraphs) inside the Figure, right after it (or after the paragraph it is alone
+in), or right before it when that caption is not the one of the figure before; or the caption
+paragraph the Figure is alone in (LibreOffice's captioned frame). Its text is the element's
+``/ActualText`` or ``/Alt``, else the text drawn in its marked content, read by MCID; a marked-content
+piece whose text cannot be told apart from another's is left out, and a caption left with no text
+is none.
+
 The update is appended after the file's last byte: the changed structure elements (each with
 ``/Alt``), then a cross-reference section of the kind the file already uses and a trailer whose
 ``/Prev`` points at the original one, so the original bytes stay a prefix of the result and a
@@ -64,6 +73,7 @@ class Figure:
     text: str = ""  # the alt text to write
     lang: str = ""  # the language its alt text is marked with (/Lang), in a PDF in another language
     has_lang: bool = False  # it says its own language already
+    caption: str = ""  # the text of its caption element, when it has one
 
     @property
     def location(self) -> str:
@@ -156,21 +166,21 @@ def _standard(kind: str, roles: dict[str, str]) -> str:
     return kind
 
 
-def _elements(tree) -> Iterator[tuple[object, object, object]]:
-    """(reference, element, its page) for every structure element, in reading order; each once."""
+def _elements(tree) -> Iterator[tuple[object, object, object, object]]:
+    """(reference, element, its page, its parent) for every structure element, in reading order; each once."""
     from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject
 
-    stack: list[tuple[object, object]] = [(tree.get("/K"), None)]
+    stack: list[tuple[object, object, object]] = [(tree.get("/K"), None, tree)]
     seen: set[tuple[int, int]] = set()
     count = 0
     while stack:
-        kid, pg = stack.pop()
+        kid, pg, parent = stack.pop()
         if kid is None:
             continue
         ref = kid if isinstance(kid, IndirectObject) else None
         obj = kid.get_object()
         if isinstance(obj, ArrayObject):
-            stack.extend((k, pg) for k in reversed(obj))
+            stack.extend((k, pg, parent) for k in reversed(obj))
             continue
         if not isinstance(obj, DictionaryObject) or "/S" not in obj:
             continue  # an MCID, a marked-content or object reference: content, not an element
@@ -183,8 +193,8 @@ def _elements(tree) -> Iterator[tuple[object, object, object]]:
         if count > MAX_ELEMENTS:
             raise PdfRefused(f"more than {MAX_ELEMENTS:,} structure elements: not read")
         page = obj.get("/Pg", pg)
-        yield ref, obj, page
-        stack.append((obj.get("/K"), page))
+        yield ref, obj, page, parent
+        stack.append((obj.get("/K"), page, obj))
 
 
 def _figures(reader, tree) -> list[Figure]:
@@ -192,7 +202,8 @@ def _figures(reader, tree) -> list[Figure]:
     pages = {p.indirect_reference.idnum: i for i, p in enumerate(reader.pages) if p.indirect_reference}
     draws: dict[int, list[Draw]] = {}
     out: list[Figure] = []
-    for ref, el, pg in _elements(tree):
+    captions = _Captions(reader, roles, pages)
+    for ref, el, pg, parent in _elements(tree):
         if _standard(str(el.get("/S")), roles) != "/Figure":
             continue
         n = pages.get(pg.idnum) if pg is not None and hasattr(pg, "idnum") else None
@@ -202,6 +213,8 @@ def _figures(reader, tree) -> list[Figure]:
         fig = Figure(ref, (n or 0) + 1, len(out) + 1, None if alt is None else str(alt))
         fig.has_lang = "/Lang" in el
         out.append(fig)
+        if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt):  # only a figure to fill needs it
+            fig.caption = captions.of(el, parent, pg)
         if ref is None:
             fig.problem = "the element is not an object of its own, so nothing can be added to it"
         elif n is None:
@@ -211,6 +224,158 @@ def _figures(reader, tree) -> list[Figure]:
                 draws[n] = list(_draws(reader, reader.pages[n]))
             _match(fig, el, draws[n], pg)
     return out
+
+
+# Caption paragraph styles that LibreOffice names its structure elements after (role-mapped to /P), as
+# the OpenDocument caption styles of ``context``; a standard /Caption counts whatever its name.
+_CAPTION_NAMES = {"caption", "illustration", "drawing"}
+_LIFTED = {"/P", "/Div"}  # a Figure alone in one of these is captioned beside it
+CAPTION_CHARS = 2000  # more than any caption: a longer "caption" is a mistagged page
+
+
+def _kids(el) -> list:
+    """The structure elements among an element's kids, in order."""
+    from pypdf.generic import ArrayObject, DictionaryObject
+
+    k = el.get("/K") if hasattr(el, "get") else None
+    kids = k.get_object() if k is not None else []
+    kids = list(kids) if isinstance(kids, ArrayObject) else [kids]
+    objs = (kid.get_object() if hasattr(kid, "get_object") else kid for kid in kids)
+    return [o for o in objs if isinstance(o, DictionaryObject) and "/S" in o]
+
+
+def _below(el, depth: int = 0) -> Iterator[object]:
+    """The element and every element below it (to a depth: a caption is a paragraph, not a book)."""
+    yield el
+    if depth < 8:
+        for kid in _kids(el):
+            yield from _below(kid, depth + 1)
+
+
+def _join(pieces: list[str]) -> str:
+    """Text drawn in pieces (a caption's label, its number and its words are often marked apart), joined as
+    read: a space between two pieces unless one already has it or the next starts with punctuation."""
+    out = ""
+    for p in pieces:
+        if out and p and not out[-1].isspace() and not p[0].isspace() and p[0] not in ".,;:!?)]}»”’":
+            out += " "
+        out += p
+    return " ".join(out.split())
+
+
+class _Captions:
+    """The caption of each Figure of one PDF, its pages' text read by MCID once each."""
+
+    def __init__(self, reader, roles: dict[str, str], pages: dict[int, int]) -> None:
+        self.reader, self.roles, self.pages = reader, roles, pages
+        self.texts: dict[int, dict[int, str]] = {}
+
+    def is_caption(self, el) -> bool:
+        kind = str(el.get("/S"))
+        return _standard(kind, self.roles) == "/Caption" or kind.lstrip("/").lower() in _CAPTION_NAMES
+
+    def _has_figure(self, el) -> bool:
+        return any(_standard(str(e.get("/S")), self.roles) == "/Figure" for e in _below(el))
+
+    def of(self, fig, parent, pg) -> str:
+        """The caption of the Figure ``fig`` (a kid of ``parent``), "" when it has none or its text cannot be
+        had; never an error (a caption is a help, the figure is filled without one)."""
+        try:
+            found = self._find(fig, parent)
+            return self._text(*found, pg) if found is not None else ""
+        except Exception:  # noqa: BLE001 (a structure or content a reader cannot follow: no caption)
+            return ""
+
+    def _find(self, fig, parent) -> tuple[object, object | None] | None:
+        """(the caption element, the Figure to leave out of its text when the caption holds it)."""
+        own = next((k for k in _kids(fig) if self.is_caption(k)), None)
+        if own is not None:
+            return own, None
+        figures = sum(1 for e in _below(parent) if _standard(str(e.get("/S")), self.roles) == "/Figure") \
+            if parent is not None and "/S" in parent else 0
+        if figures == 1 and self.is_caption(parent):  # the caption paragraph the picture is drawn in
+            return parent, fig
+        unit, up = fig, parent
+        if figures == 1 and _standard(str(parent.get("/S")), self.roles) in _LIFTED:
+            unit, up = parent, self._parent_of(parent)
+        kids = _kids(up) if up is not None else []
+        at = next((i for i, k in enumerate(kids) if k is unit), None)
+        if at is None:
+            return None
+        if at + 1 < len(kids) and self.is_caption(kids[at + 1]):
+            return kids[at + 1], None
+        # A caption above the figure, unless it is the caption below the figure before it.
+        if at >= 1 and self.is_caption(kids[at - 1]) and not (at >= 2 and self._has_figure(kids[at - 2])):
+            return kids[at - 1], None
+        return None
+
+    def _parent_of(self, el):
+        p = el.get("/P")
+        return p.get_object() if p is not None else None
+
+    def _text(self, cap, leave_out, pg) -> str:
+        for key in ("/ActualText", "/Alt"):
+            said = " ".join(str(cap.get(key) or "").split())
+            if said:
+                return said[:CAPTION_CHARS]
+        skip = {id(e) for e in _below(leave_out)} if leave_out is not None else set()
+        pieces: list[str] = []
+        for el in _below(cap):
+            if id(el) in skip:
+                continue
+            page = el.get("/Pg", pg)
+            n = self.pages.get(page.idnum) if page is not None and hasattr(page, "idnum") else None
+            if n is not None:
+                by_mcid = self._page_text(n)
+                pieces += [by_mcid[m] for m in _mcids(el, page) if m in by_mcid]
+        return _join(pieces)[:CAPTION_CHARS]
+
+    def _page_text(self, n: int) -> dict[int, str]:
+        if n not in self.texts:
+            self.texts[n] = text_by_mcid(self.reader.pages[n])
+        return self.texts[n]
+
+
+def text_by_mcid(page) -> dict[int, str]:
+    """The text drawn in each marked-content sequence of a page, by MCID, as pypdf reads the page's text.
+    pypdf hands text on in runs; a run that holds the text of more than one MCID cannot be shared out, so
+    those MCIDs are left out. A page with forms that carry MCIDs of their own (which may repeat the
+    page's) is not read: {}."""
+    resources = page.get("/Resources")
+    resources = resources.get_object() if resources is not None else None
+    xobjects = resources.get("/XObject", {}).get_object() if resources is not None else {}
+    for x in xobjects.values():
+        x = x.get_object()
+        if x.get("/Subtype") == "/Form" and b"/MCID" in x.get_data():
+            return {}
+    marks: list[int | None] = []
+    pending: set[int | None] = set()
+    pieces: dict[int, list[str]] = {}
+    mixed: set[int | None] = set()
+
+    def before(op: bytes, operands, _cm, _tm) -> None:
+        if op == b"BDC":
+            marks.append(_mcid_of(operands, resources))
+        elif op == b"BMC":
+            marks.append(None)
+        elif op == b"EMC" and marks:
+            marks.pop()
+        elif op in (b"Tj", b"TJ", b"'", b'"'):
+            pending.add(next((m for m in reversed(marks) if m is not None), None))
+
+    def text(t: str, *_rest) -> None:
+        if not t:
+            return
+        if len(pending) == 1:
+            mcid = next(iter(pending))
+            if mcid is not None:
+                pieces.setdefault(mcid, []).append(t)
+        else:
+            mixed.update(pending)
+        pending.clear()
+
+    page.extract_text(visitor_operand_before=before, visitor_text=text)
+    return {m: _join(p) for m, p in pieces.items() if m not in mixed}
 
 
 def _mcids(el, pg) -> list[int]:
@@ -350,7 +515,7 @@ def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool = False) -> tuple[
     """The row for one Figure, and whether its picture is to be described (``include_empty`` changes
     nothing: a PDF has no empty-alt convention for decoration)."""
     row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT, alt_text=fig.alt or "",
-                   syntax="pdf", location=fig.location)
+                   syntax="pdf", location=fig.location, caption=fig.caption)
     doc.rows.append(row)
     placeholder = fig.alt is not None and is_file_name(fig.alt)
     if fig.alt and fig.alt.strip() and not placeholder:
