@@ -35,6 +35,21 @@ def test_an_unseen_animal_is_replaced_by_the_one_seen():
     assert w.said_as == "probably" and "dog -> horse" in w.reason
 
 
+def test_an_animal_the_detector_does_not_know_is_said_as_the_tag_names_it():
+    # The detector knows ten animals: it calls a llama a dog and a camel a sheep, sure of both.
+    llama = said("A white dog is standing in a field.", trust=0.3, tags=[("llama", 0.91)],
+                 detections=[("dog", 0.987)])
+    assert llama.text == "May contain: a llama." and "dog" not in llama.text
+    camel = said("A brown and white sheep is jumping over a body of water.", trust=0.5,
+                 tags=[("arabian camel", 0.92)], detections=[("sheep", 0.48)])
+    assert "sheep" not in camel.text and "camel" in camel.text
+    # A tag that is one of the detector's own animals, or a kind of it, takes nothing away.
+    assert said("A dog runs on the grass.", trust=0.99, tags=[("dog", 0.95)], detections=[("dog", 0.99)]).text == (
+        "A dog runs on the grass.")
+    panda = said("A bear sitting on a rock.", trust=0.3, tags=[("giant panda", 0.94)], detections=[("bear", 0.9)])
+    assert panda.text == "Probably a bear sitting on a rock. May contain: a giant panda."
+
+
 def test_counts_come_from_the_detector_where_it_is_sure():
     w = said("A group of people standing next to each other.", trust=0.99, detections=ONE_PERSON)
     assert w.text == "A person standing."

@@ -1,0 +1,77 @@
+"""The ImageNet classes that are animals (the first 398 of ImageNet-1k's 1,000, in WordNet's order: fish,
+birds, reptiles, mammals, insects, ...), by name as the tags give them, and the tag groups made of them.
+
+A tag naming an animal is evidence about *which* animal a picture shows: the object detector knows ten
+kinds (COCO's) and calls a llama a dog and a gorilla a bear, the caption models know the animals of their
+photos; ImageNet knows some four hundred.
+"""
+
+from __future__ import annotations
+
+from capdesk.describe.tags import GROUPS
+
+ANIMAL_CLASSES = frozenset({
+    "tench", "goldfish", "great white shark", "tiger shark", "hammerhead shark", "electric ray", "stingray",
+    "rooster", "hen", "ostrich", "brambling", "goldfinch", "house finch", "junco", "indigo bunting",
+    "American robin", "bulbul", "jay", "magpie", "chickadee", "American dipper", "kite (bird of prey)",
+    "bald eagle", "vulture", "great grey owl", "fire salamander", "smooth newt", "newt", "spotted salamander",
+    "axolotl", "American bullfrog", "tree frog", "tailed frog", "loggerhead sea turtle", "leatherback sea turtle",
+    "mud turtle", "terrapin", "box turtle", "banded gecko", "green iguana", "Carolina anole",
+    "desert grassland whiptail lizard", "agama", "frilled-necked lizard", "alligator lizard", "Gila monster",
+    "European green lizard", "chameleon", "Komodo dragon", "Nile crocodile", "American alligator", "triceratops",
+    "worm snake", "ring-necked snake", "eastern hog-nosed snake", "smooth green snake", "kingsnake", "garter snake",
+    "water snake", "vine snake", "night snake", "boa constrictor", "African rock python", "Indian cobra",
+    "green mamba", "sea snake", "Saharan horned viper", "eastern diamondback rattlesnake", "sidewinder rattlesnake",
+    "trilobite", "harvestman", "scorpion", "yellow garden spider", "barn spider", "European garden spider",
+    "southern black widow", "tarantula", "wolf spider", "tick", "centipede", "black grouse", "ptarmigan",
+    "ruffed grouse", "prairie grouse", "peafowl", "quail", "partridge", "african grey parrot", "macaw",
+    "sulphur-crested cockatoo", "lorikeet", "coucal", "bee eater", "hornbill", "hummingbird", "jacamar", "toucan",
+    "drake (male duck)", "red-breasted merganser", "goose", "black swan", "tusker", "echidna", "platypus",
+    "wallaby", "koala", "wombat", "jellyfish", "sea anemone", "brain coral", "flatworm", "nematode", "conch",
+    "snail", "slug", "sea slug", "chiton", "chambered nautilus", "Dungeness crab", "rock crab", "fiddler crab",
+    "red king crab", "American lobster", "spiny lobster", "crayfish", "hermit crab", "isopod", "white stork",
+    "black stork", "spoonbill", "flamingo", "little blue heron", "great egret", "bittern bird", "crane bird",
+    "limpkin", "common gallinule", "American coot", "bustard", "ruddy turnstone", "dunlin", "common redshank",
+    "dowitcher", "oystercatcher", "pelican", "king penguin", "albatross", "grey whale", "killer whale", "dugong",
+    "sea lion", "Chihuahua", "Japanese Chin", "Maltese dog", "Pekingese", "Shih Tzu", "King Charles Spaniel",
+    "Papillon", "toy terrier", "Rhodesian Ridgeback", "Afghan Hound", "Basset Hound", "Beagle", "Bloodhound",
+    "Bluetick Coonhound", "Black and Tan Coonhound", "Treeing Walker Coonhound", "English foxhound",
+    "Redbone Coonhound", "borzoi", "Irish Wolfhound", "Italian Greyhound", "Whippet", "Ibizan Hound",
+    "Norwegian Elkhound", "Otterhound", "Saluki", "Scottish Deerhound", "Weimaraner", "Staffordshire Bull Terrier",
+    "American Staffordshire Terrier", "Bedlington Terrier", "Border Terrier", "Kerry Blue Terrier", "Irish Terrier",
+    "Norfolk Terrier", "Norwich Terrier", "Yorkshire Terrier", "Wire Fox Terrier", "Lakeland Terrier",
+    "Sealyham Terrier", "Airedale Terrier", "Cairn Terrier", "Australian Terrier", "Dandie Dinmont Terrier",
+    "Boston Terrier", "Miniature Schnauzer", "Giant Schnauzer", "Standard Schnauzer", "Scottish Terrier",
+    "Tibetan Terrier", "Australian Silky Terrier", "Soft-coated Wheaten Terrier", "West Highland White Terrier",
+    "Lhasa Apso", "Flat-Coated Retriever", "Curly-coated Retriever", "Golden Retriever", "Labrador Retriever",
+    "Chesapeake Bay Retriever", "German Shorthaired Pointer", "Vizsla", "English Setter", "Irish Setter",
+    "Gordon Setter", "Brittany dog", "Clumber Spaniel", "English Springer Spaniel", "Welsh Springer Spaniel",
+    "Cocker Spaniel", "Sussex Spaniel", "Irish Water Spaniel", "Kuvasz", "Schipperke", "Groenendael dog",
+    "Malinois", "Briard", "Australian Kelpie", "Komondor", "Old English Sheepdog", "Shetland Sheepdog", "collie",
+    "Border Collie", "Bouvier des Flandres dog", "Rottweiler", "German Shepherd Dog", "Dobermann",
+    "Miniature Pinscher", "Greater Swiss Mountain Dog", "Bernese Mountain Dog", "Appenzeller Sennenhund",
+    "Entlebucher Sennenhund", "Boxer", "Bullmastiff", "Tibetan Mastiff", "French Bulldog", "Great Dane",
+    "St. Bernard", "husky", "Alaskan Malamute", "Siberian Husky", "Dalmatian", "Affenpinscher", "Basenji", "pug",
+    "Leonberger", "Newfoundland dog", "Great Pyrenees dog", "Samoyed", "Pomeranian", "Chow Chow", "Keeshond",
+    "brussels griffon", "Pembroke Welsh Corgi", "Cardigan Welsh Corgi", "Toy Poodle", "Miniature Poodle",
+    "Standard Poodle", "Mexican hairless dog (xoloitzcuintli)", "grey wolf", "Alaskan tundra wolf",
+    "red wolf or maned wolf", "coyote", "dingo", "dhole", "African wild dog", "hyena", "red fox", "kit fox",
+    "Arctic fox", "grey fox", "tabby cat", "a cat having a striped coat", "Persian cat", "Siamese cat",
+    "Egyptian Mau", "cougar", "lynx", "leopard", "snow leopard", "jaguar", "lion", "tiger", "cheetah", "brown bear",
+    "American black bear", "polar bear", "sloth bear", "mongoose", "meerkat", "tiger beetle", "ladybug",
+    "ground beetle", "longhorn beetle", "leaf beetle", "dung beetle", "rhinoceros beetle", "weevil", "fly", "bee",
+    "ant", "grasshopper", "cricket insect", "stick insect", "cockroach", "praying mantis", "cicada", "leafhopper",
+    "lacewing", "dragonfly", "damselfly", "red admiral butterfly", "ringlet butterfly", "monarch butterfly",
+    "small white butterfly", "sulphur butterfly", "gossamer-winged butterfly", "starfish", "sea urchin",
+    "sea cucumber", "cottontail rabbit", "hare", "Angora rabbit", "hamster", "porcupine", "fox squirrel", "marmot",
+    "beaver", "guinea pig", "common sorrel horse", "zebra", "pig", "wild boar", "warthog", "hippopotamus", "ox",
+    "water buffalo", "bison", "ram (adult male sheep)", "bighorn sheep", "Alpine ibex", "hartebeest",
+    "impala (antelope)", "gazelle", "arabian camel", "llama", "weasel", "mink", "European polecat",
+    "black-footed ferret", "otter", "skunk", "badger", "armadillo", "three-toed sloth", "orangutan", "gorilla",
+    "chimpanzee", "gibbon", "siamang", "guenon", "patas monkey", "baboon", "macaque", "langur",
+    "black-and-white colobus", "proboscis monkey", "marmoset", "white-headed capuchin", "howler monkey",
+    "titi monkey", "Geoffroy's spider monkey", "common squirrel monkey", "ring-tailed lemur", "indri",
+    "Asian elephant", "African bush elephant", "red panda", "giant panda", "snoek fish", "eel", "silver salmon",
+    "rock beauty fish", "clownfish", "sturgeon", "gar fish", "lionfish", "pufferfish",
+})
+ANIMALS = ANIMAL_CLASSES | {name for _, _, name in GROUPS}
