@@ -320,10 +320,11 @@ class _Captions:
                 return said[:CAPTION_CHARS]
         skip = {id(e) for e in _below(leave_out)} if leave_out is not None else set()
         pieces: list[str] = []
+        own_page = cap.get("/Pg", pg)  # what the elements below it that name no page are on
         for el in _below(cap):
             if id(el) in skip:
                 continue
-            page = el.get("/Pg", pg)
+            page = el.get("/Pg", own_page)
             n = self.pages.get(page.idnum) if page is not None and hasattr(page, "idnum") else None
             if n is not None:
                 by_mcid = self._page_text(n)

@@ -94,6 +94,25 @@ def test_without_epub_metadata_a_reviewed_write_only_hints(reviewed, capsys):
     assert "accessibilityFeature" not in opf(book) and "--epub-metadata would say so" in err
 
 
+def test_the_windows_review_list_marks_the_book_as_the_fill_dialog_asked(tmp_path):
+    """Write accepted, with "Mark EPUB books ..." ticked in Fill alt text: the same road as --review-in."""
+    from capdesk.altfill.fill import run_alt_fill
+    from capdesk.describe.describer import DescribeOptions, Describer
+    from capdesk.session.altfill_review import ACCEPTED, WriteAcceptedJob, review_choices
+
+    book = make_epub(tmp_path / "book.epub")
+    dry = run_alt_fill([book], Describer(provider="cpu", options=DescribeOptions(ocr="never")), dry_run=True)
+    choices = review_choices(dry)
+    assert len(choices) == 2  # coffee and the cat; the astronaut has alt text, the other coffee is decorative
+    for c in choices:
+        c.state = ACCEPTED
+    job = WriteAcceptedJob(None, dry, choices, epub_metadata=True)  # type: ignore[arg-type]
+    job.result, _ = job._work()
+    assert opf(book) == OPF3.replace("\n  </metadata>", f"\n    {FEATURE}\n  </metadata>")
+    said = job._outcome()
+    assert "book.epub now says in its accessibility details that every picture has a text alternative" in said
+
+
 def test_the_window_says_which_books_were_marked():
     result = AltFillResult(pages=[
         PageRow("/a/marked.epub", "changed", kind="epub", note="every picture has a text alternative" + FEATURE_ADDED),
