@@ -164,8 +164,8 @@ def seen(ev: PictureEvidence, category: str) -> bool:
 
 
 def other_animal(ev: PictureEvidence, category: str) -> str | None:
-    """The animal a sure ImageNet tag names where it is not ``category`` (an animal the detector or a
-    caption names): the detector knows ten animals and calls a llama a dog, a gorilla a bear, a camel a
+    """The animal a sure ImageNet tag names where it is none of the detector's kinds, and so not
+    ``category`` (an animal the detector or a caption names): the detector knows ten animals and calls a llama a dog, a gorilla a bear, a camel a
     sheep, each with a score as high as a real dog's; ImageNet knows some four hundred, and its tag from
     the model's own floor is the better witness of which animal it is."""
     if category not in ANIMALS:
@@ -173,7 +173,8 @@ def other_animal(ev: PictureEvidence, category: str) -> str | None:
     for label, p in ev.tags:
         if p >= ev.tag_threshold and label in IMAGENET_ANIMALS:
             word = plain_name(label)
-            return None if (category_of(word) or KIND_OF.get(word)) == category else word
+            # An animal the detector knows too (a horse tag beside a dog box) is the detector's to call.
+            return None if category_of(word) or KIND_OF.get(word) else word
     return None
 
 
