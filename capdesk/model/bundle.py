@@ -85,8 +85,12 @@ def stream_limited(fh: IO[bytes], limit: int, keep: bool) -> tuple[int, str, byt
 
     Reads at most ``limit + 1`` bytes whatever a header claims: the count is of real bytes.
     """
+    if keep:  # one read into one buffer, hashed at once: chunks gathered and joined cost twice the copying
+        data = fh.read(limit + 1)
+        if len(data) > limit:
+            return len(data), "", None, True
+        return len(data), hashlib.sha256(data).hexdigest(), data, False
     h = hashlib.sha256()
-    buf = bytearray() if keep else None
     n = 0
     while True:
         chunk = fh.read(min(CHUNK, limit + 1 - n))
@@ -96,9 +100,7 @@ def stream_limited(fh: IO[bytes], limit: int, keep: bool) -> tuple[int, str, byt
         if n > limit:
             return n, "", None, True
         h.update(chunk)
-        if buf is not None:
-            buf += chunk
-    return n, h.hexdigest(), bytes(buf) if buf is not None else None, False
+    return n, h.hexdigest(), None, False
 
 
 @dataclass

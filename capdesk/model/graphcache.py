@@ -1,0 +1,165 @@
+"""Graphs as ONNX Runtime has optimised them, kept in the user's cache folder, so that a later process
+loads them without optimising them again.
+
+ONNX Runtime rewrites every graph it is given (constant folding, the float16 weights' casts folded,
+fused operators, convolutions in the processor's blocked memory layout) before its first run. For one
+cold picture that was most of the time spent making its six sessions (measured on two cores: 152 ms
+against 66 ms for the same graphs saved once optimised and loaded with optimisation off). The saved
+graph runs the same kernels on the same weights, so its outputs are the same bit for bit.
+
+An entry is named by the original graph's sha256, the optimisation level, ONNX Runtime's version and
+the processor's features (the blocked layout is chosen for the processor it was made on), and is used
+only for the CPU provider. It is checked like a bundle's graph (``graphcheck``: no tensor stored outside
+it) before ONNX Runtime sees it; one that cannot be read or loaded is removed and made again. A graph is
+saved the second time it is loaded, not the first (``_first_sighting``). The cache
+is the user's own folder, trusted as the user's model folder is. ``CAPDESK_GRAPH_CACHE=off`` turns it
+off; a folder there puts it elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import mmap
+import os
+import platform
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from capdesk.model.graphcheck import GraphError, check_no_external_data
+
+ENV = "CAPDESK_GRAPH_CACHE"
+CPU_ONLY = ["CPUExecutionProvider"]
+
+# (graph bytes or a path to them, session options) -> an ONNX Runtime session
+Make = Callable[[bytes | str, Any], Any]
+
+
+def folder() -> Path | None:
+    """Where optimised graphs are kept; None when the cache is off."""
+    chosen = os.environ.get(ENV, "")
+    if chosen.lower() in ("0", "off", "no", "false"):
+        return None
+    if chosen:
+        return Path(chosen)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("capdesk", appauthor=False)) / "graphs"
+
+
+@functools.cache
+def machine() -> str:
+    """ONNX Runtime's version and the processor's features, digested: what an optimised graph depends on
+    beyond the graph itself."""
+    import onnxruntime as ort
+
+    features = platform.machine() + platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            features += next((line for line in fh if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass  # not Linux: the machine's and processor's names stand for its features
+    return hashlib.sha256(f"{ort.__version__}|{features}".encode()).hexdigest()[:16]
+
+
+def entry(data: bytes, opts: Any, providers: list[str], key: str | None = None) -> Path | None:
+    """The cache file for this graph loaded with these options, or None when it is not cached.
+    ``key``: the graph's sha256 when the caller knows it (a bundle's manifest), else it is computed."""
+    where = folder()
+    if where is None or list(providers) != CPU_ONLY:
+        return None
+    key = key or hashlib.sha256(data).hexdigest()
+    return where / f"{key[:32]}-{int(opts.graph_optimization_level)}-{machine()}.onnx"
+
+
+def _sound(path: Path) -> bool:
+    """Whether the saved graph can be read and holds every tensor inside it. Mapped, not read: the check
+    skips over the weights, so most of the file is never touched here (reading it into Python would cost
+    as much as the optimisation saved)."""
+    try:
+        with open(path, "rb") as fh:
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # gone, unreadable, or empty
+        return False
+    try:
+        check_no_external_data(mapped)
+        return True
+    except GraphError:
+        return False
+    finally:
+        with contextlib.suppress(BufferError):
+            mapped.close()
+
+
+def _load_saved(path: Path, opts: Any, make: Make) -> Any | None:
+    """A session for the optimised graph at ``path``, optimisation off; None when it cannot be used.
+    ONNX Runtime reads the file itself; its external data would still be looked for only in the empty
+    folder that ``engine.load_graph`` names."""
+    import onnxruntime as ort
+
+    level = opts.graph_optimization_level
+    try:
+        if _sound(path):
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            return make(str(path), opts)
+    except Exception:  # noqa: BLE001  written by something else, or damaged: made again from the original
+        pass
+    finally:
+        opts.graph_optimization_level = level
+    path.unlink(missing_ok=True)
+    return None
+
+
+def _load_and_save(data: bytes, path: Path, opts: Any, make: Make) -> Any:
+    """A session for ``data``, its optimised graph saved to ``path`` on the way (beside it, then moved
+    into place, so that a process reading the cache never sees half a file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return make(data, opts)
+    part = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.part")
+    opts.optimized_model_filepath = str(part)
+    try:
+        session = make(data, opts)
+    except Exception:  # noqa: BLE001  a folder it cannot write to must not stop the model: load it unsaved
+        part.unlink(missing_ok=True)
+        opts.optimized_model_filepath = ""
+        return make(data, opts)
+    try:
+        os.replace(part, path)
+    except OSError:
+        part.unlink(missing_ok=True)
+    return session
+
+
+def _first_sighting(path: Path) -> bool:
+    """True the first time a graph is met (a mark is left for the next time). Saving costs more than it
+    saves once (about 0.15 s of writing for a picture's six graphs), so a graph loaded only once, as by
+    a one-off command or a test in a fresh cache folder, is never written."""
+    mark = path.with_name(path.name + ".seen")
+    if mark.exists():
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        pass
+    return True
+
+
+def session(data: bytes, opts: Any, providers: list[str], make: Make, key: str | None = None) -> Any:
+    """``make(data, opts)``, or the same graph already optimised from the cache (saved there the second
+    time it is loaded)."""
+    path = entry(data, opts, providers, key)
+    if path is None:
+        return make(data, opts)
+    if path.is_file():
+        loaded = _load_saved(path, opts, make)
+        if loaded is not None:
+            return loaded
+    if _first_sighting(path):
+        return make(data, opts)
+    return _load_and_save(data, path, opts, make)
