@@ -23,7 +23,6 @@ import functools
 import hashlib
 import mmap
 import os
-import platform
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -56,12 +55,13 @@ def machine() -> str:
     beyond the graph itself."""
     import onnxruntime as ort
 
-    features = platform.machine() + platform.processor()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            features += next((line for line in fh if line.startswith(("flags", "Features"))), "")
-    except OSError:
-        pass  # not Linux: the machine's and processor's names stand for its features
+            features = next((line for line in fh if line.startswith(("flags", "Features"))), "")
+    except OSError:  # not Linux: the machine's and processor's names stand for its features
+        import platform
+
+        features = platform.machine() + platform.processor()
     return hashlib.sha256(f"{ort.__version__}|{features}".encode()).hexdigest()[:16]
 
 
@@ -132,7 +132,17 @@ def _load_and_save(data: bytes, path: Path, opts: Any, make: Make) -> Any:
         os.replace(part, path)
     except OSError:
         part.unlink(missing_ok=True)
+    _forget_others(path)
     return session
+
+
+def _forget_others(path: Path) -> None:
+    """Remove the same graph's entries made by another ONNX Runtime or optimisation level, so that the
+    cache holds one copy of each graph (an upgrade of ONNX Runtime would otherwise leave the old ones)."""
+    graph = path.name.split("-", 1)[0]
+    for other in path.parent.glob(f"{graph}-*.onnx*"):
+        if other.name not in (path.name, path.name + ".seen"):
+            other.unlink(missing_ok=True)
 
 
 def _first_sighting(path: Path) -> bool:

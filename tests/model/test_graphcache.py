@@ -1,6 +1,7 @@
 """Graphs optimised once and kept in the user's cache (``capdesk.model.graphcache``): saved the second time a
-graph is loaded, loaded from the cache after that with the same outputs bit for bit, a damaged entry made
-again, nothing written when the cache is off; and a plain caption imports neither Qt nor the text reader."""
+graph is loaded (replacing an older ONNX Runtime's copy), loaded from the cache after that with the same outputs
+bit for bit, a damaged entry made again, nothing written when the cache is off; and a plain caption imports
+neither Qt nor the text reader."""
 
 from __future__ import annotations
 
@@ -40,10 +41,12 @@ def test_saved_on_the_second_load_and_used_after_it_with_the_same_outputs(graph,
     data, key = graph
     entry = graphcache.entry(data, session_options(1), ["CPUExecutionProvider"], key)
     assert entry is not None and entry.parent == tmp_path
+    stale = tmp_path / f"{key[:32]}-99-0123456789abcdef.onnx"  # as an older ONNX Runtime left it
+    stale.write_bytes(b"old")
     want = _outputs(_load(data, key))
     assert not entry.exists()  # loaded once: not worth writing
     again = _outputs(_load(data, key))
-    assert entry.is_file()
+    assert entry.is_file() and not stale.exists()
 
     def unsaved(*args):
         raise AssertionError("the cached graph should have been loaded")
