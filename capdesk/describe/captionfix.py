@@ -152,6 +152,61 @@ def recount(words: list[str], category: str, n: int) -> list[str] | None:
     return out
 
 
+# Words that open the phrase an object is named in ("sitting on a bench", "next to a table"): the
+# phrase can go and the sentence still stands.
+PREPOSITIONS = frozenset({"on", "in", "at", "with", "near", "by", "under", "over", "into", "through", "across",
+                          "onto", "beside", "behind", "from", "off", "along", "around", "and"})
+LONG_PREPOSITIONS = (("next", "to"), ("in", "front", "of"), ("on", "top", "of"), ("in", "the", "middle", "of"))
+# Verbs whose object is a detail of the subject ("a man holding a kite on a beach" is still a man on a
+# beach); after others the rest of the sentence is about the object ("flying a kite in the air").
+DETACHABLE = frozenset({"holding", "carrying", "wearing", "eating", "drinking", "using"})
+# Nouns an object's name often modifies ("a clock tower", "a skateboard trick"): the name alone can go.
+HEADS = frozenset({"tower", "towers", "shop", "store", "stand", "rack", "ramp", "track", "slope", "pole", "trick",
+                   "tricks", "stunt"})
+# ... but before these, "baseball", "tennis", "soccer" name a game, not a ball that must be seen.
+GAMES = frozenset({"player", "players", "game", "games", "field", "court", "team", "uniform", "match", "stadium",
+                   "net", "practice"})
+POSSESSIVES = frozenset({"its", "his", "her", "their"})
+
+
+def drop(words: list[str], category: str) -> list[str] | None:
+    out = _without(words, category)
+    # "a man is holding a ball" cannot lose its object: "a man is" says nothing.
+    return None if not out or out[-1] in ("is", "are", "a", "an", "the") or out[-1] in PREPOSITIONS else out
+
+
+def _without(words: list[str], category: str) -> list[str] | None:
+    """The caption without its mention of ``category``: "a man sitting on a bench in a park" -> "a man
+    sitting in a park", "a clock tower" -> "a tower", "holding a tennis racket" goes with its verb; None
+    where the mention is the sentence's subject or its phrase cannot be told."""
+    span = _find(words, category)
+    if span is None:
+        return None
+    start, end = span
+    if end < len(words) and words[end] in GAMES:
+        return None
+    if words[end:end + 2] in (["on", "it"], ["in", "it"], ["on", "them"]):
+        end += 2  # "a building with a clock on it"
+    elif words[end:end + 1] == ["in"] and words[end + 1:end + 2] and words[end + 1] in POSSESSIVES:
+        end += 3  # "a ball in its mouth"
+    if end < len(words) and words[end] in HEADS:
+        return words[:start] + words[end:]
+    det = _determiner_start(words, start)
+    if det is None or det == 0:
+        return None
+    for long in LONG_PREPOSITIONS:
+        k = det - len(long)
+        if k > 0 and tuple(words[k:det]) == long:
+            return words[:k] + words[end:]
+    before = words[det - 1]
+    if before == "of":  # "on the back of a ball": the phrase it ends
+        k = next((j for j in range(det - 2, max(det - 5, 0), -1) if words[j] in PREPOSITIONS), None)
+        return None if k is None else words[:k] + words[end:]
+    if det > 1 and (before in PREPOSITIONS or before in DETACHABLE):
+        return words[:det - 1] + words[end:]
+    return None
+
+
 def agree(verb: str, n: int) -> str:
     """A present-tense verb that follows a subject of ``n`` things ("play" -> "plays" for one, "runs" ->
     "run" for two); any other word as it is."""

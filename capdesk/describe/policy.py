@@ -165,9 +165,10 @@ def seen(ev: PictureEvidence, category: str) -> bool:
 
 def other_animal(ev: PictureEvidence, category: str) -> str | None:
     """The animal a sure ImageNet tag names where it is none of the detector's kinds, and so not
-    ``category`` (an animal the detector or a caption names): the detector knows ten animals and calls a llama a dog, a gorilla a bear, a camel a
-    sheep, each with a score as high as a real dog's; ImageNet knows some four hundred, and its tag from
-    the model's own floor is the better witness of which animal it is."""
+    ``category`` (an animal the detector or a caption names): the detector knows ten animals and calls
+    a llama a dog, a gorilla a bear, a camel a sheep, each with a score as high as a real dog's;
+    ImageNet knows some four hundred, and its tag from the model's own floor is the better witness of
+    which animal it is."""
     if category not in ANIMALS:
         return None
     for label, p in ev.tags:
@@ -304,13 +305,31 @@ def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
         neutral = captionfix.neutral(words)
         if neutral != words:
             words, mended = neutral, [*mended, "who: said as a person or a child"]
+    words, dropped = _without_unseen_details(ev, words)
     words, counts, doubt = _recount(ev, words)
     if doubt and said_as is SaidAs.FACT:
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
     cap = clean_caption(captionfix.sentence(words))
-    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts)
+    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + dropped + counts)
     d.maybe = _tags_with_caption(ev, opts, d)
     return d
+
+
+def _without_unseen_details(ev: PictureEvidence, words: list[str]) -> tuple[list[str], list[str]]:
+    """The caption without the objects it names in passing (a bench, a clock tower, a tennis racket held)
+    that neither the detector nor a tag sees: on the everyday val split 65% of such objects in captions
+    said as "Probably" and 29% in facts are absent from every human caption, against 15% and 4% of
+    those seen."""
+    if not checkable(ev):
+        return words, []
+    dropped = []
+    for cat in mentions(" ".join(words)):
+        if cat in CHECKED or ev.best_detection(cat) >= THING_SEEN or cat in _tag_categories(ev, TAG_SEEN):
+            continue
+        shorter = captionfix.drop(words, cat)
+        if shorter is not None:
+            words, dropped = shorter, [*dropped, f"not seen, left out: {said_name(cat)}"]
+    return words, dropped
 
 
 def _recount(ev: PictureEvidence, words: list[str]) -> tuple[list[str], list[str], bool]:

@@ -8,7 +8,7 @@ import pytest
 from evidence_helpers import evidence, said
 
 from capdesk.describe import policy
-from capdesk.describe.captionfix import neutral, recount, replace, sentence
+from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence
 from capdesk.describe.evidence import PictureEvidence, overhead
 from capdesk.describe.numbers import gender, numbers
 from capdesk.status import SaidAs
@@ -140,3 +140,35 @@ def test_evidence_records_round_trip():
     back = PictureEvidence.from_record(ev.to_record())
     assert back == ev
     assert policy.decide(back).said_as is SaidAs.FACT
+
+
+@pytest.mark.parametrize("caption, cat, want", [
+    ("a man sitting on a bench in a park", "bench", "A man sitting in a park."),
+    ("a large clock tower in the middle of a city", "clock", "A large tower in the middle of a city."),
+    ("a large white building with a clock on it", "clock", "A large white building."),
+    ("a man holding a kite on a beach", "kite", "A man on a beach."),
+    ("a dog is playing with a tennis ball in its mouth", "sports ball", "A dog is playing."),
+    ("a man is sitting next to a table", "dining table", "A man is sitting."),
+    ("a dog is standing on the back of a tennis ball", "sports ball", "A dog is standing."),
+    ("a man is doing a skateboard trick in the air", "skateboard", "A man is doing a trick in the air."),
+])
+def test_an_unseen_detail_leaves_the_sentence_standing(caption, cat, want):
+    assert sentence(drop(caption.split(), cat)) == want
+
+
+@pytest.mark.parametrize("caption, cat", [
+    ("a bench in a park", "bench"),  # the subject itself
+    ("a person is flying a kite in the air", "kite"),  # the rest of the sentence is about the kite
+    ("a man in a white shirt is holding a tennis ball", "sports ball"),  # "a man ... is" says nothing
+    ("a baseball player at a baseball game", "sports ball"),  # the game, not a ball
+])
+def test_a_detail_that_cannot_go_is_kept(caption, cat):
+    assert drop(caption.split(), cat) is None
+
+
+def test_a_caption_says_only_the_objects_that_were_seen():
+    w = said("A man is sitting on a bench in front of a building.", trust=0.99, detections=ONE_PERSON)
+    assert w.text == "A person is sitting in front of a building." and w.said_as == "fact"
+    seen_bench = ONE_PERSON + [("bench", 0.6, (0, 60, 200, 100))]
+    assert said("A man is sitting on a bench in front of a building.", trust=0.99, detections=seen_bench).text == (
+        "A person is sitting on a bench in front of a building.")
