@@ -62,16 +62,18 @@ def _env(tree: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
-def run(tree: Path, args: list[str]) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in MiB, stdout) of ``capdesk ARGS`` run in ``tree``."""
+def run(tree: Path, args: list[str]) -> tuple[float, int, str, float]:
+    """(wall seconds, peak RSS in MiB, stdout, CPU seconds: user and system) of ``capdesk ARGS`` run in
+    ``tree``. The CPU time is what a shared machine's load disturbs least."""
     with tempfile.TemporaryDirectory(prefix="capdesk-bench-user-") as tmp:
-        cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "capdesk", *args]
+        cmd = ["/usr/bin/time", "-f", "%U %S %M", sys.executable, "-m", "capdesk", *args]
         started = time.monotonic()
         r = subprocess.run(cmd, cwd=tree, env=_env(tree, Path(tmp)), capture_output=True, text=True)
         wall = time.monotonic() - started
     if r.returncode not in (0, 1):
         raise SystemExit(f"{tree}: capdesk {' '.join(args)} failed ({r.returncode}): {r.stderr[-800:]}")
-    return wall, int(r.stderr.strip().splitlines()[-1]) // 1024, r.stdout
+    user, system, peak = r.stderr.strip().splitlines()[-1].split()
+    return wall, int(peak) // 1024, r.stdout, float(user) + float(system)
 
 
 def folder_of(names: list[str], tmp: Path) -> Path:
@@ -97,14 +99,14 @@ def measure(trees: dict[str, Path], jobs: dict[str, list[str]], runs: int) -> di
         for job, args in jobs.items():
             for name, tree in trees.items():
                 with tempfile.TemporaryDirectory(prefix="capdesk-bench-out-") as out:
-                    wall, rss, _ = run(tree, [a.replace("{out}", out) for a in args])
-                got[name][job].append((round(wall, 3), rss))
+                    wall, rss, _, cpu = run(tree, [a.replace("{out}", out) for a in args])
+                got[name][job].append((round(wall, 3), rss, round(cpu, 2)))
     return got
 
 
 def signs_said(tree: Path, folder: Path) -> dict[str, object]:
     """How many sign photos get 'Text:' in the default alt text, and how many no-text photos get any text."""
-    _, _, out = run(tree, ["caption", "--json", *[str(folder / f"{n}.avif") for n in SIGNS + NO_TEXT]])
+    _, _, out, _ = run(tree, ["caption", "--json", *[str(folder / f"{n}.avif") for n in SIGNS + NO_TEXT]])
     recs = {Path(r["path"]).stem: r for r in map(json.loads, out.splitlines())}
     return {"signs_said": sum('Text: "' in (recs[n]["description"] or "") for n in SIGNS), "signs": len(SIGNS),
             "no_text_with_text": sum(bool(recs[n]["text"]) for n in NO_TEXT), "no_text": len(NO_TEXT),
@@ -160,11 +162,12 @@ def main() -> int:
         for job in jobs:
             print(f"\n{job}")
             for name in trees:
-                walls = [w for w, _ in got[name][job]]
-                rss = statistics.median(r for _, r in got[name][job])
+                walls = [w for w, _, _ in got[name][job]]
+                rss = statistics.median(r for _, r, _ in got[name][job])
+                cpu = statistics.median(c for _, _, c in got[name][job])
                 wall = statistics.median(walls)
                 rate = f", {ns.pictures / wall:.1f} pictures/s" if job.startswith("folder") else ""
-                print(f"  {name}: {wall:.2f} s{rate} (runs {walls}), peak {rss:.0f} MiB")
+                print(f"  {name}: {wall:.2f} s{rate} (runs {walls}), peak {rss:.0f} MiB, CPU {cpu:.2f} s")
         report["runs"] = got
         if "text" in ns.only:
             sign_dir = DATA / "images"
