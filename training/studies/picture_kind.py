@@ -15,7 +15,11 @@ those packages: pages_fit and pages_test are ``pdftoppm -r 60`` pages 20-80 of a
 gnuplot.pdf; charts are gnuplot-doc's demo scripts run with ``set terminal pngcairo size 640,480``; music
 is lilypond 2.24 (``lilypond --png -dresolution=110``) on snippets of lilypond-doc-html. ``shared:`` are
 everyday and RSICD val (fit) and test (held out) photos. Exact duplicates were removed by a difference
-hash before splitting.
+hash before splitting. ``deb:gcompris-qt-data:/...rcc:/gcompris/...`` are photos inside the Qt resource
+files of gcompris-qt-data 3.1-2 (read with PySide6's ``QResource.registerResource``): tools and kitchen
+things photographed on white, fishes, power plants and monuments, added as photos to the fit pictures
+because product photos on white were called drawings; the photos of the same package kept for judging
+the describer (the tuning pictures of docs/training.md) are not among them.
 
 A features file is made from a CSV with the columns path, kind, source, split (``fit``: pictures the
 model and its threshold are chosen on; ``test``: held out, from other packages than the fit pictures of
