@@ -172,3 +172,18 @@ def test_a_caption_says_only_the_objects_that_were_seen():
     seen_bench = ONE_PERSON + [("bench", 0.6, (0, 60, 200, 100))]
     assert said("A man is sitting on a bench in front of a building.", trust=0.99, detections=seen_bench).text == (
         "A person is sitting on a bench in front of a building.")
+
+
+def test_in_a_picture_unlike_the_model_s_photos_people_must_be_big_and_sure():
+    # Tourists at the foot of a monument (1% of a 200 x 100 picture is 200 pixels) are no subject.
+    tourists = [("person", 0.97, (10, 80, 16, 96)), ("person", 0.96, (30, 80, 36, 96))]
+    w = said("A person standing in front of a building.", trust=0.5, in_domain=False, near=False,
+             detections=tourists, tags=[("triumphal arch", 0.89)])
+    assert "person" not in w.text and w.text == "May contain: a triumphal arch."
+    # A weak box on a bee reads 0.87 after calibration on photos full of people: not said alone there...
+    bee = [("person", 0.87, (40, 10, 100, 90))]
+    assert said("A bee.", trust=0.05, in_domain=False, near=False, detections=bee).text == ""
+    # ... but it is in a photo like the model's own, and a big sure person is said in either.
+    assert said("A bee.", trust=0.05, detections=bee).text == "A person."
+    assert said("A bee.", trust=0.05, in_domain=False, near=False, detections=[("person", 0.95, (40, 10, 100, 90))]
+                ).text == "A person."
