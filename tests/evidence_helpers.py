@@ -13,14 +13,14 @@ def evidence(caption: str = "A dog runs on the grass.", *, confidence: float = 0
              tags: list[tuple[str, float]] = (), text: str | None = None,
              detections: list[tuple[str, float] | tuple[str, float, tuple[int, int, int, int]]] | None = None,
              domain: str = "everyday photos", plain_fact: str = "", typical: bool = True,
-             near: bool = False, overhead: bool = False) -> PictureEvidence:
+             near: bool = False, overhead: bool = False, tag_threshold: float = 0.35) -> PictureEvidence:
     """One picture's evidence; ``detections`` None: no detector looked; a detection without a box
     gets one that fills the left half of a 200 x 100 picture."""
     fins = [Finalist(caption, confidence, trust)] if caption else []
     fins += [Finalist(t, confidence, tr) for t, tr in finalists]
     dets = [Detection(d[0], d[1], d[2] if len(d) > 2 else (0, 0, 100, 100)) for d in detections or ()]
     return PictureEvidence(fins, detections=dets, detector=detections is not None, tags=list(tags),
-                           tag_threshold=0.35, text=text, domain=domain, in_domain=in_domain,
+                           tag_threshold=tag_threshold, text=text, domain=domain, in_domain=in_domain,
                            typical=typical, near=near, has_trust=trust is not None, plain_fact=plain_fact,
                            size=(200, 100), overhead=overhead)
 

@@ -187,3 +187,15 @@ def test_in_a_picture_unlike_the_model_s_photos_people_must_be_big_and_sure():
     assert said("A bee.", trust=0.05, detections=bee).text == "A person."
     assert said("A bee.", trust=0.05, in_domain=False, near=False, detections=[("person", 0.95, (40, 10, 100, 90))]
                 ).text == "A person."
+
+
+def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag_from_one_half():
+    w = said("A person holding a knife.", trust=0.05, detections=[], tags=[("hammer", 0.66), ("metal nail", 0.13)],
+             tag_threshold=0.7)
+    assert w.text == "May contain: a hammer."
+    assert said("A person holding a knife.", trust=0.05, detections=[], tags=[("hammer", 0.45)],
+                tag_threshold=0.7).text == ""
+    # Only as a last resort: a seen object is said instead.
+    w = said("A person holding a knife.", trust=0.05, detections=[("scissors", 0.9)], tags=[("hammer", 0.66)],
+             tag_threshold=0.7)
+    assert w.text == "A scissors."
