@@ -11,9 +11,12 @@ import importlib.util
 import io
 import logging
 import re
+import tempfile
 import threading
 import unicodedata
+from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -48,6 +51,41 @@ def read_if_found(img: Image.Image, upscale: float | None = None) -> str | None:
     return read_text(img, upscale=upscale)
 
 
+@contextlib.contextmanager
+def _sessions_through_the_graph_cache() -> Iterator[None]:
+    """While RapidOCR makes its three sessions (from its graphs' paths, with its own options), they are made
+    through CapDesk's graph cache (``capdesk.model.graphcache``: optimised once, the same outputs bit for
+    bit), with their external data looked for only in an empty folder, as a bundle's graphs are."""
+    try:
+        from rapidocr_onnxruntime.utils import infer_engine
+
+        real = infer_engine.InferenceSession
+    except (ImportError, AttributeError):  # another RapidOCR release: its sessions are made as it makes them
+        yield
+        return
+    from capdesk.model import graphcache
+    from capdesk.model.engine import EXTERNAL_DATA_FOLDER
+
+    def cached(path, sess_options=None, providers=None):
+        try:
+            data = Path(path).read_bytes()
+        except (OSError, TypeError):
+            data = None
+        if data is None or sess_options is None:
+            return real(path, sess_options=sess_options, providers=providers)
+        names = [p if isinstance(p, str) else p[0] for p in providers or []]
+        with tempfile.TemporaryDirectory(prefix="capdesk-no-external-") as empty:
+            sess_options.add_session_config_entry(EXTERNAL_DATA_FOLDER, empty)
+            return graphcache.session(data, sess_options, names,
+                                      lambda graph, opts: real(graph, sess_options=opts, providers=providers))
+
+    infer_engine.InferenceSession = cached
+    try:
+        yield
+    finally:
+        infer_engine.InferenceSession = real
+
+
 def _get():
     global _engine, _failed
     with _lock:
@@ -55,7 +93,7 @@ def _get():
             try:
                 from rapidocr_onnxruntime import RapidOCR
 
-                with contextlib.redirect_stdout(io.StringIO()):
+                with contextlib.redirect_stdout(io.StringIO()), _sessions_through_the_graph_cache():
                     _engine = RapidOCR()
                 logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             except Exception:  # missing package or models: text reading is optional
