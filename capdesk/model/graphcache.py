@@ -109,8 +109,14 @@ def _load_saved(path: Path, opts: Any, make: Make) -> Any | None:
         pass
     finally:
         opts.graph_optimization_level = level
-    path.unlink(missing_ok=True)
+    _remove(path)
     return None
+
+
+def _remove(path: Path) -> None:
+    """Remove a cache file; a folder that will not let it go only keeps the cache from helping."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 def _load_and_save(data: bytes, path: Path, opts: Any, make: Make) -> Any:
@@ -125,13 +131,13 @@ def _load_and_save(data: bytes, path: Path, opts: Any, make: Make) -> Any:
     try:
         session = make(data, opts)
     except Exception:  # noqa: BLE001  a folder it cannot write to must not stop the model: load it unsaved
-        part.unlink(missing_ok=True)
+        _remove(part)
         opts.optimized_model_filepath = ""
         return make(data, opts)
     try:
         os.replace(part, path)
     except OSError:
-        part.unlink(missing_ok=True)
+        _remove(part)
     _forget_others(path)
     return session
 
@@ -142,7 +148,7 @@ def _forget_others(path: Path) -> None:
     graph = path.name.split("-", 1)[0]
     for other in path.parent.glob(f"{graph}-*.onnx*"):
         if other.name not in (path.name, path.name + ".seen"):
-            other.unlink(missing_ok=True)
+            _remove(other)
 
 
 def _first_sighting(path: Path) -> bool:

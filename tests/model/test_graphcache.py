@@ -89,3 +89,15 @@ def test_a_plain_caption_imports_neither_qt_nor_the_text_reader():
     assert r.returncode == 0, r.stderr[-2000:]
     assert "A cat." in r.stdout  # it did describe the picture
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_cache_that_cannot_be_written_only_keeps_it_from_helping(graph, tmp_path, monkeypatch):
+    data, key = graph
+    blocked = tmp_path / "a-file-not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv(graphcache.ENV, str(blocked))
+    want = _outputs(_load(data, key))
+    for _ in range(2):
+        got = _outputs(_load(data, key))
+        assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert blocked.read_text() == ""
