@@ -195,6 +195,7 @@ def _to_rgb(img: Image.Image) -> Image.Image:
     if img.mode == "RGBA":
         background = Image.new("RGB", img.size, backdrop(img))
         background.paste(img, mask=img.getchannel("A"))
+        background.info["transparent_share"] = transparent_share(img)
         return background
     if img.mode != "RGB":
         img = img.convert("RGB")  # L, 1, CMYK, YCbCr, LAB, HSV, RGBX
@@ -389,6 +390,17 @@ class Preprocess:
     def load(self, path: str | os.PathLike[str]) -> tuple[Image.Image, np.ndarray]:
         img = load_image(path, draft_size=(self.size * 2, self.size * 2))
         return img, self.to_array(img)
+
+
+def transparent_share(img: Image.Image) -> float:
+    """The share of a picture that is (mostly) transparent: a cut-out shows a thing, and no scene."""
+    alpha = np.asarray(img.getchannel("A").reduce(max(1, max(img.size) // 256)))
+    return round(float((alpha < 128).mean()), 4) if alpha.size else 0.0
+
+
+def cut_out_share(img: Image.Image) -> float:
+    """How much of the picture ``img`` was loaded from was transparent (0 for a picture without alpha)."""
+    return float(img.info.get("transparent_share", 0.0))
 
 
 def original_size(img: Image.Image) -> tuple[int, int]:

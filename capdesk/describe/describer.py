@@ -27,7 +27,7 @@ from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
 from capdesk.describe.trust import TAG_THRESHOLD as EVIDENCE_TAG_FLOOR
 from capdesk.describe.trust import Evidence, TrustModel
-from capdesk.imageio import load_image, original_size
+from capdesk.imageio import cut_out_share, load_image, original_size
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD, DEFAULT_TAG_THRESHOLD, MAX_TAGS
 from capdesk.model.bundle import Bundle, BundleError, discover
 from capdesk.model.domain import Route, automatic, fine_tuned, route
@@ -299,7 +299,8 @@ class Describer:
             model=eng.name, domain=eng.bundle.manifest.get("domain", ""), in_domain=where.in_domain,
             ratio=where.ratio, near=where.near, typical=model.typical(where.ratio) if model else True,
             has_trust=model is not None, overhead=overhead(eng.bundle.manifest), size=original_size(img),
-            kind=kind[0] if kind else picture_kind.PHOTO, kind_probability=kind[1] if kind else None)
+            kind=kind[0] if kind else picture_kind.PHOTO, kind_probability=kind[1] if kind else None,
+            transparent=cut_out_share(img))
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
                 probs: np.ndarray | None = None, objects: list[Detection] | None = None,

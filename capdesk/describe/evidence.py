@@ -54,6 +54,7 @@ class PictureEvidence:
     size: tuple[int, int] | None = None  # the picture's upright size in pixels (the detector's boxes are in it)
     kind: str = "photo"  # what kind of picture it is (capdesk.describe.picture_kind): photo unless surely not
     kind_probability: float | None = None  # how sure, when a kind model looked
+    transparent: float = 0.0  # the share of the picture that was transparent (a cut-out: no scene)
 
     @property
     def caption(self) -> Finalist | None:

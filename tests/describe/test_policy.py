@@ -199,3 +199,17 @@ def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag_from_one_half
     w = said("A person holding a knife.", trust=0.05, detections=[("scissors", 0.9)], tags=[("hammer", 0.66)],
              tag_threshold=0.7)
     assert w.text == "A scissors."
+
+
+
+def test_a_cut_out_is_said_by_what_was_seen_not_by_an_invented_scene():
+    from dataclasses import replace as with_
+
+    from capdesk.describe import composer
+    pelican = evidence("A white bird is flying through the water.", trust=0.5, detections=[("bird", 0.9)])
+    assert composer.alt_text(policy.decide(pelican)).text == "Probably a white bird is flying through the water."
+    w = composer.alt_text(policy.decide(with_(pelican, transparent=0.6)))
+    assert w.text == "A bird." and "cut-out" in w.reason
+    # Nothing seen: the caption stays, as "Probably" at most.
+    bare = with_(pelican, transparent=0.6, detections=[])
+    assert composer.alt_text(policy.decide(bare)).said_as in ("probably", "withheld")

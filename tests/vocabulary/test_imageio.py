@@ -34,6 +34,18 @@ def test_rgba_composited_on_white(tmp_path):
     assert np.asarray(load_image(p))[0, 0].tolist() == [255, 255, 255]
 
 
+def test_a_cut_out_says_how_much_of_it_was_transparent(tmp_path):
+    from capdesk.imageio import cut_out_share
+
+    cat = _photo().resize((80, 60)).convert("RGBA")
+    sticker = Image.new("RGBA", (160, 120), (0, 0, 0, 0))
+    sticker.paste(cat, (40, 30))  # a quarter of the picture shows the cat
+    sticker.save(tmp_path / "sticker.png")
+    assert cut_out_share(load_image(tmp_path / "sticker.png")) == pytest.approx(0.75, abs=0.02)
+    _photo().save(tmp_path / "photo.png")
+    assert cut_out_share(load_image(tmp_path / "photo.png")) == 0.0
+
+
 def test_sixteen_bit_keeps_range(tmp_path):
     arr = np.linspace(0, 65535, 64 * 64).reshape(64, 64).astype(np.uint16)
     p = tmp_path / "deep.png"
