@@ -189,7 +189,7 @@ def test_in_a_picture_unlike_the_model_s_photos_people_must_be_big_and_sure():
                 ).text == "A person."
 
 
-def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag_from_one_half():
+def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag():
     w = said("A person holding a knife.", trust=0.05, detections=[], tags=[("hammer", 0.66), ("metal nail", 0.13)],
              tag_threshold=0.7)
     assert w.text == "May contain: a hammer."
