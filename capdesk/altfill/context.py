@@ -10,8 +10,10 @@ paragraph in a caption style (Caption, Illustration, Figure, Drawing, or one hol
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
+from collections.abc import Callable
 
 from capdesk.altfill.xmlscan import Part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
@@ -223,3 +225,241 @@ def document_lang(z: ZipDoc, kind: str, parts: dict[str, Part]) -> str:
     if kind in ("odt", "odp", "ods"):
         return odf_lang(parts.get("styles.xml") or _optional(z, "styles.xml"), _optional(z, "meta.xml"))
     return ""
+
+
+# The text around a picture
+#
+# Evidence for the person reviewing the alt text, never words for it: what the paragraphs beside a
+# picture say often tells what it is there to show, which the picture alone cannot. The caption stays
+# the only context the wording itself takes (``rows.from_caption``); this text is shown in the report
+# and the review file and changes no alt text.
+
+CONTEXT_MAX = 200  # characters a side: a sentence or two, enough to say what the picture is there for
+PICTURE_MARK = "[picture]"  # where the picture stands between the text before and after it
+_WINDOW = 65536  # markup read on a side at most: Word spends a few kB of markup on 200 characters of text
+_STEPS = 200  # blocks looked through on a side for one that holds text
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)|<\?.*?(?:\?>|$)", re.S)
+_SPACED_STR = re.compile(_SPACED.pattern.decode("ascii"))
+_TAG_STR = re.compile(r"<[^>]*>")
+HTML_BLOCKS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt",
+    "fieldset", "figure", "figcaption", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr",
+    "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th",
+    "thead", "tr", "ul"})
+# Text no reader meets beside the picture: scripts, styles, the page's title, and captions (said apart).
+HTML_LEFT_OUT = frozenset({"script", "style", "title", "template", "noscript", "figcaption", "iframe", "noembed",
+                           "noframes"})
+
+
+class TextAround:
+    """A page's or part's markup cut into blocks (``bounds``: where each block starts and ends) with the
+    pieces no reader meets beside a picture left out (``holes``: sorted, apart); the text before and
+    after a picture is that of its own block, else of the nearest block that holds any."""
+
+    def __init__(self, raw: bytes | str, bounds: list[int], holes: list[tuple[int, int]]) -> None:
+        self.raw = raw
+        self.bounds = sorted(set(bounds))
+        self.holes = holes
+        self._hole_starts = [a for a, _ in holes]
+
+    def around(self, start: int, end: int, caption: str = "") -> str:
+        """The text before and after the picture whose markup is ``raw[start:end]``, each side cut to
+        about ``CONTEXT_MAX`` characters at a word, the picture's place marked; "" when there is none.
+        A block that reads as the caption is passed over: the caption is said apart."""
+        said = " ".join(caption.split())
+        return said_around(self._side(start, said, -1), self._side(end, said, 1))
+
+    def _side(self, pos: int, caption: str, way: int) -> str:
+        k = bisect.bisect_right(self.bounds, pos)
+        n = len(self.bounds)
+        if way < 0:
+            a, b = (self.bounds[k - 1] if k else 0), pos
+        else:
+            a, b = pos, (self.bounds[k] if k < n else len(self.raw))
+        for _ in range(_STEPS):
+            text = self._text(a, b, keep_end=way < 0)
+            if text and text != caption:
+                return text
+            if way < 0:
+                if a <= 0:
+                    return ""
+                k -= 1
+                a, b = (self.bounds[k - 1] if k >= 1 else 0), a
+            else:
+                if b >= len(self.raw):
+                    return ""
+                k += 1
+                a, b = b, (self.bounds[k] if k < n else len(self.raw))
+        return ""
+
+    def _text(self, a: int, b: int, keep_end: bool) -> str:
+        if b <= a:
+            return ""
+        if b - a > _WINDOW:
+            a, b = (b - _WINDOW, b) if keep_end else (a, a + _WINDOW)
+        pieces: list[str] = []
+        at = a
+        h = bisect.bisect_right(self._hole_starts, a) - 1
+        h = h if h >= 0 and self.holes[h][1] > a else h + 1
+        while h < len(self.holes) and self.holes[h][0] < b:
+            hs, he = self.holes[h]
+            if hs > at:
+                pieces.append(_as_str(self.raw[at:hs]))
+            at = max(at, he)
+            h += 1
+        if at < b:
+            pieces.append(_as_str(self.raw[at:b]))
+        return plain_text("".join(pieces))
+
+
+def said_around(before: str, after: str) -> str:
+    """The text before and after a picture as one line, each side cut at a word, the picture's place
+    marked ("... before [picture] after ..."); "" when there is neither."""
+    if not before and not after:
+        return ""
+    return " ".join(t for t in (clip_words(before, True), PICTURE_MARK, clip_words(after, False)) if t)
+
+
+def _as_str(piece: bytes | str) -> str:
+    return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
+
+
+def plain_text(markup: str) -> str:
+    """The words of a piece of markup on one line: tags and comments taken away, a tag cut off at either
+    end left out, character references read."""
+    close, open_ = markup.find(">"), markup.find("<")
+    if close >= 0 and (open_ < 0 or close < open_):  # begins inside a tag
+        markup = markup[close + 1:]
+    last_open, last_close = markup.rfind("<"), markup.rfind(">")
+    if last_open > last_close:  # ends inside a tag
+        markup = markup[:last_open]
+    markup = _TAG_STR.sub("", _SPACED_STR.sub(" ", _COMMENT.sub(" ", markup)))
+    return " ".join(html.unescape(markup).split())
+
+
+def clip_words(text: str, keep_end: bool, limit: int = CONTEXT_MAX) -> str:
+    """``text`` cut to about ``limit`` characters at a word: its end kept (the text before a picture) or
+    its start (the text after), "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    if keep_end:
+        kept = text[-limit:]
+        space = kept.find(" ")
+        if not text[-limit - 1].isspace() and 0 <= space < len(kept) - 1:
+            kept = kept[space + 1:]
+        return "… " + kept.lstrip()
+    kept = text[:limit]
+    space = kept.rfind(" ")
+    if not text[limit].isspace() and space > 0:
+        kept = kept[:space]
+    return kept.rstrip() + " …"
+
+
+def part_text_around(part: Part, blocks: frozenset[tuple[str, str]],
+                     left_out: Callable[[Part, int], bool]) -> TextAround:
+    """A ``TextAround`` of an XML part: ``blocks`` the (namespace, name) of its block elements,
+    ``left_out(part, i)`` whether element ``i`` (and all within it) is left out."""
+    bounds: list[int] = []
+    holes: list[tuple[int, int]] = []
+    inside = -1  # where the hole being passed through ends
+    for i, e in enumerate(part.elements):
+        if e.start < inside:
+            continue
+        if left_out(part, i):
+            inside = part.end_tag_end(e)
+            holes.append((e.start, inside))
+        elif (e.ns, e.local) in blocks:
+            bounds += [e.start, e.end if e.end is not None else e.tag_end]
+    return TextAround(part.raw, bounds, holes)
+
+
+MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"
+SVGC = "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
+_BLOCKS = {
+    "epub": frozenset((XHTML, n) for n in HTML_BLOCKS),
+    "docx": frozenset((W, n) for n in ("p", "tbl", "tr", "tc", "body", "txbxContent", "hdr", "ftr", "comment",
+                                       "footnote", "endnote")),
+    "pptx": frozenset([(P, n) for n in ("sp", "pic", "graphicFrame", "grpSp", "cxnSp")] + [(A, "p")]),
+    "odf": frozenset([(TEXT, n) for n in ("p", "h", "list", "list-item", "section")]
+                     + [(TABLE, n) for n in ("table", "table-row", "table-cell")]
+                     + [(DRAW, n) for n in ("page", "frame", "text-box", "custom-shape")]
+                     + [(STYLE, n) for n in ("header", "footer", "header-left", "footer-left")]),
+}
+# The picture's own markup and what stands for it: the outermost of these around it, below its block.
+_WRAPPERS = frozenset({(W, "drawing"), (W, "pict"), (W, "object"), (MC, "AlternateContent"), (P, "pic"),
+                       (P, "graphicFrame"), (SVG, "svg"), (XHTML, "picture"), (DRAW, "frame")})
+_XHTML_OUT = frozenset([(XHTML, n) for n in HTML_LEFT_OUT | {"head"}] + [(SVG, "title"), (SVG, "desc")])
+# Pictures and the text boxes in them, field codes, deleted text and the copy kept for older readers.
+_WORD_OUT = frozenset([(W, n) for n in ("drawing", "pict", "object", "instrText", "delText", "delInstrText",
+                                        "moveFrom")] + [(MC, "Fallback")])
+# Other pictures' alt text, notes, comments, tracked deletions and a slide's speaker notes.
+_ODF_OUT = frozenset([(SVGC, "title"), (SVGC, "desc"), (TEXT, "note"), (TEXT, "tracked-changes"),
+                      (OFFICE, "annotation"), (PRESENTATION, "notes")])
+
+
+def _left_out(kind: str, word_styles: set[str]) -> Callable[[Part, int], bool]:
+    if kind == "epub":
+        return lambda part, i: (part.elements[i].ns, part.elements[i].local) in _XHTML_OUT
+    if kind == "docx":
+        def word(part: Part, i: int) -> bool:
+            e = part.elements[i]
+            return (e.ns, e.local) in _WORD_OUT or (e.ns == W and e.local == "p"
+                                                     and _word_is_caption(part, i, word_styles))
+        return word
+    if kind == "pptx":
+        return lambda part, i: (part.elements[i].ns, part.elements[i].local) == (MC, "Fallback")
+    cache: dict[str, set[str]] = {}
+
+    def odf(part: Part, i: int) -> bool:
+        e = part.elements[i]
+        if (e.ns, e.local) in _ODF_OUT:
+            return True
+        if e.ns == TEXT and e.local in ("p", "h"):
+            styles = cache.setdefault(part.name, odf_caption_styles(part))
+            return _odf_is_caption(part, i, styles)
+        return False
+    return odf
+
+
+def _picture_span(part: Part, i: int) -> tuple[int, int]:
+    """Where the picture whose element is ``i`` lies: the outermost element standing for it below its
+    block (Word's drawing, a slide's picture shape, an OpenDocument frame, an XHTML <svg>)."""
+    top: int | None = i if (part.elements[i].ns, part.elements[i].local) in _WRAPPERS else None
+    j = part.elements[i].parent
+    while j is not None:
+        e = part.elements[j]
+        if (e.ns, e.local) in _WRAPPERS:
+            top = j
+        if (e.ns == XHTML and e.local in HTML_BLOCKS) or (e.ns, e.local) in (
+                (W, "p"), (A, "p"), (TEXT, "p"), (TEXT, "h"), (P, "spTree"), (DRAW, "page")):
+            break
+        j = e.parent
+    el = part.elements[top if top is not None else i]
+    return el.start, part.end_tag_end(el)
+
+
+def set_text_around(kind: str, z: ZipDoc | None, parts: dict[str, Part], spots: list) -> None:
+    """Each picture's ``context``: the text before and after it in its part (EPUB chapters, Word,
+    PowerPoint, OpenDocument text and presentations; spreadsheets' drawings hold none)."""
+    family = "odf" if kind in ("odt", "odp") else kind
+    if family not in _BLOCKS:
+        return
+    styles = word_caption_styles(z) if kind == "docx" and z is not None else set()
+    streams: dict[str, TextAround] = {}
+    starts: dict[str, list[int]] = {}
+    for spot in spots:
+        part = parts.get(spot.part)
+        if part is None:
+            continue
+        if spot.part not in streams:
+            streams[spot.part] = part_text_around(part, _BLOCKS[family], _left_out(family, styles))
+            starts[spot.part] = [e.start for e in part.elements]
+        i = bisect.bisect_left(starts[spot.part], spot.tag_start)
+        if i < len(part.elements) and part.elements[i].start == spot.tag_start:
+            spot.context = streams[spot.part].around(*_picture_span(part, i), spot.caption)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import write_change
-from capdesk.altfill.context import document_lang
+from capdesk.altfill.context import document_lang, set_text_around
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
 from capdesk.altfill.rows import (
@@ -93,6 +93,7 @@ def scan_document(path: Path) -> Doc:
             doc.parts, doc.spots = find_office(doc.zip, kind)
             doc.row.lang = document_lang(doc.zip, kind, doc.parts)
             doc.notes += _pictures_elsewhere(doc)
+        set_text_around(kind, doc.zip, doc.parts, doc.spots)
     except (ZipRefused, PartError) as exc:
         doc.row.status, doc.row.error, doc.spots = "failed", str(exc), []
     except OSError as exc:
@@ -123,7 +124,8 @@ def _pictures_elsewhere(doc: Doc) -> list[str]:
 def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str | None]:
     """The row for one picture, and its zip entry when it is to be described."""
     row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT, before=spot.before,
-                   alt_text=spot.alt or "", syntax=doc.kind, location=spot.location, caption=spot.caption)
+                   alt_text=spot.alt or "", syntax=doc.kind, location=spot.location, caption=spot.caption,
+                   context=spot.context)
     doc.rows.append(row)
     if spot.alt:
         return row, None

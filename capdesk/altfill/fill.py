@@ -147,7 +147,7 @@ def _why(exc: BaseException) -> str:
 def _plan(page: _Page, f: Found, root: Path, include_empty: bool, roots: Roots) -> tuple[ImageRow, Path | None]:
     """The row for one reference, and the picture to describe when it is to be filled."""
     row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
-                   before=f.source, alt_text=f.alt or "", caption=f.caption)
+                   before=f.source, alt_text=f.alt or "", caption=f.caption, context=f.context)
     if f.alt and not f.placeholder:
         return row, None
     if f.placeholder:

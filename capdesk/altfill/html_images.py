@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from capdesk.altfill.context import HTML_BLOCKS, HTML_LEFT_OUT, TextAround
 from capdesk.altfill.spots import is_file_name
 
 # Inside these an <img> is text shown as code (or the content of a text field or title), not a picture.
@@ -55,6 +56,7 @@ class Found:
     cut: int = -1  # where the characters replaced end (from ``at``); -1: nothing replaced, only inserted
     placeholder: bool = False  # its alt text is only a file name or pandoc's "fig:": counted as missing
     caption: str = ""  # the text of the figcaption of the <figure> it alone is in
+    context: str = ""  # the text before and after it, for the person reviewing (never words for the alt text)
     has_lang: bool = False  # it says its own language (lang, xml:lang): never given another
     quote: str = '"'  # the quote new attributes get (the tag's own)
     in_quotes: str = ""  # the quote the inserted text stands inside (an existing value), else ""
@@ -235,8 +237,43 @@ class _ImageFinder(HTMLParser):
         self._inside: dict[str, int] = {}
         self._figures: list[_Figure] = []
         self.found: list[Found] = []
+        # Where blocks start and end, and the stretches no reader meets beside a picture (scripts, styles,
+        # captions): what the text around each picture is read from.
+        self.bounds: list[int] = []
+        self.holes: list[tuple[int, int]] = []
+        self._hole: tuple[str, int, int] | None = None  # (tag, where it began, how deep)
+
+    def _here(self) -> int:
+        line, col = self.getpos()
+        return self._starts[line - 1] + col
+
+    def _mark(self, tag: str, end: bool) -> None:
+        if tag in HTML_BLOCKS:
+            self.bounds.append(self._here())
+        if self._hole is None:
+            if not end and tag in HTML_LEFT_OUT:
+                self._hole = (tag, self._here(), 1)
+            return
+        name, began, depth = self._hole
+        if tag == name:
+            depth += -1 if end else 1
+        elif end and tag == "figure" and name == "figcaption":  # a figcaption left open ends with its figure
+            depth = 0
+        else:
+            return
+        self._hole = (name, began, depth)
+        if depth <= 0:
+            close = self._page.find(">", self._here())
+            self.holes.append((began, len(self._page) if close < 0 else close + 1))
+            self._hole = None
+
+    def close_holes(self) -> None:
+        if self._hole is not None:  # one the page never closes runs to its end
+            self.holes.append((self._hole[1], len(self._page)))
+            self._hole = None
 
     def handle_starttag(self, tag: str, attrs) -> None:
+        self._mark(tag, False)
         if tag == "img":
             self._img()
         elif tag in TEXT_ONLY:
@@ -249,10 +286,13 @@ class _ImageFinder(HTMLParser):
             self._figures[-1].caption.append(" ")
 
     def handle_startendtag(self, tag: str, attrs) -> None:  # <img/>, and <code/> which opens nothing
+        if tag in HTML_BLOCKS:
+            self.bounds.append(self._here())
         if tag == "img":
             self._img()
 
     def handle_endtag(self, tag: str) -> None:
+        self._mark(tag, True)
         if self._inside.get(tag):
             self._inside[tag] -= 1
         elif tag == "figcaption" and self._figures and self._figures[-1].in_caption:
@@ -298,6 +338,11 @@ def find_html_images(text: str, offset: int = 0, first_line: int = 1) -> list[Fo
     finder.close()
     while finder._figures:  # a <figure> the page never closes ends with it
         finder._end_figure()
+    finder.close_holes()
+    around = TextAround(text, finder.bounds, finder.holes)
+    for f in finder.found:
+        at = f.start - offset
+        f.context = around.around(at, at + len(f.source), f.caption)
     for f in finder.found:
         f.line += first_line - 1
     return finder.found

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import write_change
+from capdesk.altfill.context import said_around
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
@@ -74,6 +75,7 @@ class Figure:
     lang: str = ""  # the language its alt text is marked with (/Lang), in a PDF in another language
     has_lang: bool = False  # it says its own language already
     caption: str = ""  # the text of its caption element, when it has one
+    context: str = ""  # the text of the paragraphs before and after it, for the person reviewing
 
     @property
     def location(self) -> str:
@@ -215,6 +217,7 @@ def _figures(reader, tree) -> list[Figure]:
         out.append(fig)
         if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt):  # only a figure to fill needs it
             fig.caption = captions.of(el, parent, pg)
+            fig.context = captions.around(el, parent, pg)
         if ref is None:
             fig.problem = "the element is not an object of its own, so nothing can be added to it"
         elif n is None:
@@ -308,6 +311,33 @@ class _Captions:
         if at >= 1 and self.is_caption(kids[at - 1]) and not (at >= 2 and self._has_figure(kids[at - 2])):
             return kids[at - 1], None
         return None
+
+    def around(self, fig, parent, pg) -> str:
+        """The text of the nearest element before and after the Figure among its neighbours (captions and
+        other figures passed over), "" when it cannot be had. Evidence for the person reviewing: it changes
+        no alt text (the caption alone is context the wording takes)."""
+        try:
+            unit, up = fig, parent
+            if parent is not None and "/S" in parent and (self.is_caption(parent) or _standard(
+                    str(parent.get("/S")), self.roles) in _LIFTED) and not any(
+                    k is not fig and self._has_figure(k) for k in _kids(parent)):
+                unit, up = parent, self._parent_of(parent)
+            kids = _kids(up) if up is not None else []
+            at = next((i for i, k in enumerate(kids) if k is unit), None)
+            if at is None:
+                return ""
+            return said_around(self._nearest(reversed(kids[max(0, at - 6):at]), pg),
+                               self._nearest(kids[at + 1:at + 7], pg))
+        except Exception:  # noqa: BLE001 (a structure or content a reader cannot follow: no text around)
+            return ""
+
+    def _nearest(self, kids, pg) -> str:
+        for k in kids:
+            if not self.is_caption(k) and not self._has_figure(k):
+                text = self._text(k, None, pg)
+                if text:
+                    return text
+        return ""
 
     def _parent_of(self, el):
         p = el.get("/P")
@@ -516,7 +546,7 @@ def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool = False) -> tuple[
     """The row for one Figure, and whether its picture is to be described (``include_empty`` changes
     nothing: a PDF has no empty-alt convention for decoration)."""
     row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT, alt_text=fig.alt or "",
-                   syntax="pdf", location=fig.location, caption=fig.caption)
+                   syntax="pdf", location=fig.location, caption=fig.caption, context=fig.context)
     doc.rows.append(row)
     placeholder = fig.alt is not None and is_file_name(fig.alt)
     if fig.alt and fig.alt.strip() and not placeholder:

@@ -68,6 +68,8 @@ def _item(r: ImageRow, base: Path) -> str:
     page = report_link(r.page, base)
     where = html.escape(r.location or f"line {r.line}")
     caption = f'<p class="meta">Its caption: {html.escape(r.caption)}</p>' if r.caption else ""
+    # What the document says around the picture, for the person judging the text (it changes no alt text).
+    caption += f'<p class="meta">Text around it: {html.escape(r.context)}</p>' if r.context else ""
     return (f'<li class="{r.status}{" review" if r.needs_review else ""}"><figure>{img}<figcaption>'
             f'<strong><a href="{page}">{html.escape(Path(r.page).name)}</a>, {where}</strong>'
             f"<p><code>{html.escape(r.src)}</code></p><p>{said}</p>{caption}{note}"

@@ -27,7 +27,9 @@ from capdesk.altfill.spots import is_file_name
 from capdesk.safe_files import atomic_write
 from capdesk.sidecars.xmp import clean_text
 
-COLUMNS = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write")
+# A contract: columns are only ever added at the end, and a file without the later ones still applies.
+# ``context`` (the text before and after the picture) is for the person reviewing; it is never read back.
+COLUMNS = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write", "context")
 # A cell a spreadsheet would run as a formula is written with a leading apostrophe, taken off when read.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CHANGED = "it changed since the review, so it was left as it is; review it again"
@@ -62,7 +64,7 @@ def review_row(r: ImageRow) -> dict[str, str]:
     return {"document": os.path.abspath(r.page), "location": location_of(r), "picture": r.src, "text": text,
             "said_as": r.said_as or "", "reason": r.reason or r.error or r.note or _kept(r),
             "trust": "" if r.trust is None else f"{r.trust:.4f}",
-            "write": "yes" if r.status == FillStatus.FILLED else "no"}
+            "write": "yes" if r.status == FillStatus.FILLED else "no", "context": r.context}
 
 
 def _kept(r: ImageRow) -> str:

@@ -66,6 +66,9 @@ class ImageRow:
     preview: str = field(default="", repr=False)  # a document's picture as a data: URL, for the HTML report only
     caption: str = ""  # the figure caption found beside the picture (figcaption, a caption paragraph)
     lang: str = ""  # the language of the alt text written, where the document is in another one
+    # The text before and after the picture ("... [picture] ..."): evidence for the person reviewing; the
+    # caption alone is context the wording takes, so this changes no alt text.
+    context: str = ""
 
 
 @dataclass
