@@ -237,7 +237,7 @@ def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> No
     used = []
     for f in page.found:
         row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
-                       before=f.source, alt_text=f.alt or "")
+                       before=f.source, alt_text=f.alt or "", context=f.context)
         text = _take(chosen, row, seen, used, result)
         if text is None:
             continue
@@ -257,7 +257,7 @@ def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> N
         has_one = alt is not None or bool(spot.decorative or spot.labelled)
         row = ImageRow(str(doc.path), spot.line, spot.column, spot.src,
                        FillStatus.KEPT if has_one else FillStatus.SKIPPED, before=spot.before, alt_text=alt or "",
-                       syntax=doc.kind, location=spot.location)
+                       syntax=doc.kind, location=spot.location, context=spot.context)
         doc.rows.append(row)  # all of them: whether every picture has alt text afterwards is said from these
         text = _take(chosen, row, seen, used, result)
         if text is None or (not text and has_one):  # no text for a picture marked decorative: it stays so
@@ -273,7 +273,7 @@ def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> Non
     for fig in doc.figures:
         alt = None if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt) else fig.alt
         row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
-                       alt_text=alt or "", syntax="pdf", location=fig.location)
+                       alt_text=alt or "", syntax="pdf", location=fig.location, context=fig.context)
         text = _take(chosen, row, seen, used, result)
         if text is None:
             continue

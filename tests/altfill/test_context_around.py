@@ -178,8 +178,10 @@ def test_word_and_opendocument_context_round_trips_through_the_review_file(tmp_p
             r.update(text="Edited: a cup in the garden.", write="yes")
     _save(review, COLUMNS, edited)
     odt_before = zipfile.ZipFile(odt).read("content.xml")
-    code, err = cli(capsys, "--review-in", str(review), "-q")
+    code, err = cli(capsys, "--review-in", str(review), "-q", "--report", str(tmp_path / "applied.html"))
     assert code == 0, err
+    assert "Text around it: Before the frame: tea in the garden. [picture] After the frame: cake," in (
+        tmp_path / "applied.html").read_text(encoding="utf-8")
     docx_xml = zipfile.ZipFile(word).read("word/document.xml").decode("utf-8")
     assert docx_xml.count('descr="Edited: the harbour at dawn."') == 1
     odt_after = zipfile.ZipFile(odt).read("content.xml")
