@@ -295,7 +295,8 @@ class TextAround:
     def _text(self, a: int, b: int, keep_end: bool) -> str:
         if b <= a:
             return ""
-        if b - a > _WINDOW:
+        cut = b - a > _WINDOW
+        if cut:
             a, b = (b - _WINDOW, b) if keep_end else (a, a + _WINDOW)
         pieces: list[str] = []
         at = a
@@ -309,7 +310,10 @@ class TextAround:
             h += 1
         if at < b:
             pieces.append(_as_str(self.raw[at:b]))
-        return plain_text("".join(pieces))
+        markup = "".join(pieces)
+        if cut:  # the window may begin or end inside a tag
+            markup = _trim_tags(markup, keep_end)
+        return plain_text(markup)
 
 
 def said_around(before: str, after: str) -> str:
@@ -324,15 +328,17 @@ def _as_str(piece: bytes | str) -> str:
     return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
 
 
-def plain_text(markup: str) -> str:
-    """The words of a piece of markup on one line: tags and comments taken away, a tag cut off at either
-    end left out, character references read."""
-    close, open_ = markup.find(">"), markup.find("<")
-    if close >= 0 and (open_ < 0 or close < open_):  # begins inside a tag
-        markup = markup[close + 1:]
+def _trim_tags(markup: str, keep_end: bool) -> str:
+    """A window of markup cut at its start (``keep_end``) or its end, without the tag it may be cut in."""
+    if keep_end:
+        close, open_ = markup.find(">"), markup.find("<")
+        return markup[close + 1:] if close >= 0 and (open_ < 0 or close < open_) else markup
     last_open, last_close = markup.rfind("<"), markup.rfind(">")
-    if last_open > last_close:  # ends inside a tag
-        markup = markup[:last_open]
+    return markup[:last_open] if last_open > last_close else markup
+
+
+def plain_text(markup: str) -> str:
+    """The words of a piece of markup on one line: tags and comments taken away, character references read."""
     markup = _TAG_STR.sub("", _SPACED_STR.sub(" ", _COMMENT.sub(" ", markup)))
     return " ".join(html.unescape(markup).split())
 
