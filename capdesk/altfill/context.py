@@ -1,4 +1,5 @@
-"""What a document says around a picture: its figure caption and the language it is written in.
+"""What a document says around a picture: its figure caption, the text before and after it, and the
+language it is written in.
 
 A caption is the author's own words for what a figure shows: an HTML or EPUB ``<figcaption>`` of the
 ``<figure>`` the picture alone is in, a Word paragraph in the Caption style (or holding a ``SEQ``
@@ -6,6 +7,9 @@ field, which is what Insert Caption makes) next to the picture's paragraph, an O
 paragraph in a caption style (Caption, Illustration, Figure, Drawing, or one holding a
 ``text:sequence``) that holds the picture or follows it. The language is the document's own tag
 (``<html lang>``, Word's default run language, OpenDocument's default paragraph language).
+The text around a picture (``TextAround``) is the nearest text on either side in reading order: its
+own paragraph's words, else the nearest block's that holds any; evidence for the person reviewing,
+never words for the alt text.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import html
 import re
 from collections.abc import Callable
 
+from capdesk.altfill.spots import Spot
 from capdesk.altfill.xmlscan import Part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
 
@@ -450,7 +455,7 @@ def _picture_span(part: Part, i: int) -> tuple[int, int]:
     return el.start, part.end_tag_end(el)
 
 
-def set_text_around(kind: str, z: ZipDoc | None, parts: dict[str, Part], spots: list) -> None:
+def set_text_around(kind: str, z: ZipDoc | None, parts: dict[str, Part], spots: list[Spot]) -> None:
     """Each picture's ``context``: the text before and after it in its part (EPUB chapters, Word,
     PowerPoint, OpenDocument text and presentations; spreadsheets' drawings hold none)."""
     family = "odf" if kind in ("odt", "odp") else kind
