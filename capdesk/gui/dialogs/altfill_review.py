@@ -30,6 +30,12 @@ def row_text(c: Choice) -> str:
     return f"{row_name(c)}. {c.text or '(no text)'}"
 
 
+def _sentence(text: str) -> str:
+    """``text`` ending in one full stop: an alt text already ends in one, and "A cat.. Why" was heard."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
 class ReviewDialog(QDialog):
     """``on_write(choices)`` is called by Write accepted; the Fill alt text dialog writes them and closes this."""
 
@@ -87,7 +93,7 @@ class ReviewDialog(QDialog):
         c, item = self.choices[i], self.list.item(i)
         item.setText(row_text(c))
         item.setData(Qt.ItemDataRole.AccessibleTextRole, row_name(c))
-        description = f"{c.text or 'No text'}. Why: {c.why}"
+        description = f"{_sentence(c.text) or 'No text.'} Why: {c.why}"
         if self.announcer is not None:
             self.announcer.set_item_description(self.list, self.list.indexFromItem(item), description)
         else:
@@ -128,7 +134,7 @@ class ReviewDialog(QDialog):
     def _decide(self, c: Choice, state: str, said: str) -> None:
         c.state = state
         self._draw(self.list.currentRow())
-        self.session.say(f"{said}. {self.tally()}")
+        self.session.say(f"{_sentence(said)} {self.tally()}")
 
     def tally(self) -> str:
         counts = {s: sum(1 for c in self.choices if c.state == s) for s in (ACCEPTED, SKIPPED, UNDECIDED)}
