@@ -91,6 +91,9 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     # The first: Enter goes to its text, which is edited; Enter there accepts it.
     rv.list.setFocus()
     assert rv.list.currentRow() == 0 and rv.field.accessibleName() == "Alt text for coffee.png"
+    # What the page says beside it is shown, and said with the text to edit.
+    assert rv.around.text().startswith("Text around it: Hi") and "[picture]" in rv.around.text()
+    assert rv.field.accessibleDescription() == rv.around.text()
     press(qtbot, rv.list, Qt.Key.Key_Return)
     assert rv.focusWidget() is rv.field
     rv.field.setText("")

@@ -54,6 +54,7 @@ class ReviewDialog(QDialog):
             self.list.addItem(QListWidgetItem(row_text(c)))
         self.field = named(PathEdit(), "Alt text")
         self.why = StatusLabel("Why to review")
+        self.around = StatusLabel("Text around the picture")
         self.accept_btn = button("&Accept", "Write this picture's text, as it is in the field", self.accept_current)
         self.skip_btn = button("&Skip", "Write nothing for this picture", self.skip_current)
         self.write_btn = button("&Write accepted", "Write the accepted texts into their files", self.write)
@@ -78,6 +79,7 @@ class ReviewDialog(QDialog):
             lay.addWidget(lbl)
             lay.addWidget(buddy)
         lay.addWidget(self.why)
+        lay.addWidget(self.around)
         row = QHBoxLayout()
         for b in (self.accept_btn, self.skip_btn, self.write_btn, self.close_btn):
             row.addWidget(b)
@@ -108,6 +110,10 @@ class ReviewDialog(QDialog):
         self._loading = False
         self.field.setAccessibleName(f"Alt text for {c.picture}")
         self.why.setText(c.why)
+        # What the page says beside the picture, for the person writing its text (never read into it).
+        around = f"Text around it: {c.row.context}" if c.row.context else "No text around it."
+        self.around.setText(around)
+        self.field.setAccessibleDescription(around)
 
     def _edited(self) -> None:
         c = self.current()
