@@ -27,6 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from capdesk.describe import trust  # noqa: E402
 from capdesk.describe.evidence import PictureEvidence  # noqa: E402
 from capdesk.describe.numbers import numbers  # noqa: E402
 
@@ -92,18 +93,11 @@ def samples(dump: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return np.array(xs), np.array(ys), cats
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 50) -> np.ndarray:
-    """Logistic regression by Newton's method, the intercept last and not penalised."""
-    a = np.hstack([x, np.ones((len(x), 1))])
-    w = np.zeros(a.shape[1])
-    pen = np.full(a.shape[1], l2)
-    pen[-1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-a @ w))
-        grad = a.T @ (p - y) + pen * w
-        hess = (a * (p * (1 - p))[:, None]).T @ a + np.diag(pen)
-        w -= np.linalg.solve(hess, grad)
-    return w
+def fit(x: np.ndarray, y: np.ndarray, l2: float = L2) -> np.ndarray:
+    """Logistic regression (the trust score's Newton fit), as weights over the raw features, intercept last."""
+    m = trust.fit(x, y, l2=l2)
+    mean, scale, w = np.array(m["mean"]), np.array(m["scale"]), np.array(m["weights"])
+    return np.append(w / scale, m["bias"] - (w * mean / scale).sum())
 
 
 def auc(score: np.ndarray, y: np.ndarray) -> float:
