@@ -80,8 +80,15 @@ def article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+# Things named in the plural only: one is "a pair of scissors", never "a scissors".
+PAIRS = frozenset({"scissors", "skis", "pliers", "tweezers", "glasses", "sunglasses", "binoculars", "trousers",
+                   "jeans", "shorts", "tongs"})
+
+
 def counted(word: str, n: int) -> str:
     """'a dog', 'two dogs', 'a group of people' (more than five: no number a glance can check)."""
+    if word.rpartition(" ")[2] in PAIRS:
+        return f"a pair of {word}" if n <= 1 else f"{NUMBERS.get(n, 'many')} pairs of {word}"
     if n <= 1:
         return f"{article(word)} {word}"
     if n in NUMBERS:

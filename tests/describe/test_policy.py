@@ -198,7 +198,7 @@ def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag():
     # Only as a last resort: a seen object is said instead.
     w = said("A person holding a knife.", trust=0.05, detections=[("scissors", 0.9)], tags=[("hammer", 0.66)],
              tag_threshold=0.7)
-    assert w.text == "A scissors."
+    assert w.text == "A pair of scissors."
 
 
 
@@ -213,3 +213,12 @@ def test_a_cut_out_is_said_by_what_was_seen_not_by_an_invented_scene():
     # Nothing seen: the caption stays, as "Probably" at most.
     bare = with_(pelican, transparent=0.6, detections=[])
     assert composer.alt_text(policy.decide(bare)).said_as in ("probably", "withheld")
+
+
+def test_a_thing_named_in_the_plural_only_is_a_pair():
+    from capdesk.describe.plainwords import counted
+
+    assert counted("scissors", 1) == "a pair of scissors" and counted("skis", 2) == "two pairs of skis"
+    assert counted("dog", 1) == "a dog"
+    assert said("A person holding a knife.", trust=0.05, detections=[("scissors", 0.9)]).text == (
+        "A pair of scissors.")
