@@ -385,13 +385,9 @@ def text_by_mcid(page) -> dict[int, str]:
     mixed: set[int | None] = set()
 
     def before(op: bytes, operands, _cm, _tm) -> None:
-        if op == b"BDC":
-            marks.append(_mcid_of(operands, resources))
-        elif op == b"BMC":
-            marks.append(None)
-        elif op == b"EMC" and marks:
-            marks.pop()
-        elif op in (b"Tj", b"TJ", b"'", b'"'):
+        if _follow_marks(op, operands, resources, marks):
+            return
+        if op in (b"Tj", b"TJ", b"'", b'"'):
             pending.add(next((m for m in reversed(marks) if m is not None), None))
 
     def text(t: str, *_rest) -> None:
@@ -491,6 +487,21 @@ def _mcid_of(operands, resources) -> int | None:
     return None if mcid is None else int(mcid)
 
 
+def _follow_marks(op: bytes, operands, resources, marks: list[int | None]) -> bool:
+    """Keep ``marks`` (the open marked-content sequences' MCIDs, None for one without) up to date with a
+    content stream's operator; whether the operator was one of them."""
+    if op == b"BDC":
+        marks.append(_mcid_of(operands, resources))
+    elif op == b"BMC":
+        marks.append(None)
+    elif op == b"EMC":
+        if marks:
+            marks.pop()
+    else:
+        return False
+    return True
+
+
 def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, ...], depth: int) -> Iterator[Draw]:
     """The images drawn by a content stream (and the forms it draws, to a depth), with their place."""
     from pypdf.generic import ContentStream
@@ -508,12 +519,8 @@ def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, .
             ctm = stack.pop()
         elif op == b"cm" and len(operands) == 6:
             ctm = _mul([float(v) for v in operands], ctm)
-        elif op == b"BDC":
-            marks.append(_mcid_of(operands, resources))
-        elif op == b"BMC":
-            marks.append(None)
-        elif op == b"EMC" and marks:
-            marks.pop()
+        elif _follow_marks(op, operands, resources, marks):
+            continue
         elif op == b"Do" and operands:
             name = str(operands[0])
             x = xobjects.get(name) if hasattr(xobjects, "get") else None
