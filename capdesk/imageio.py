@@ -163,9 +163,15 @@ def is_image_path(path: str | os.PathLike[str]) -> bool:
 LIGHT, LIGHT_SHARE, DARK, DARK_SHARE = 200, 0.5, 60, 0.02
 
 
-def backdrop(img: Image.Image) -> tuple[int, int, int]:
-    """The background a transparent picture is seen on: white, unless what it shows is light only."""
-    rgba = np.asarray(img.convert("RGBA").reduce(max(1, max(img.size) // 256)), dtype=np.float64)
+def _small_rgba(img: Image.Image) -> np.ndarray:
+    """The picture at most about 256 pixels across, RGBA: enough to judge its transparency by."""
+    return np.asarray(img.convert("RGBA").reduce(max(1, max(img.size) // 256)), dtype=np.float64)
+
+
+def backdrop(img: Image.Image, small: np.ndarray | None = None) -> tuple[int, int, int]:
+    """The background a transparent picture is seen on: white, unless what it shows is light only.
+    ``small``: the picture as ``_small_rgba`` gives it, when the caller has it."""
+    rgba = _small_rgba(img) if small is None else small
     alpha = rgba[..., 3] / 255.0
     if alpha.sum() < 1:
         return (255, 255, 255)
@@ -193,9 +199,10 @@ def _to_rgb(img: Image.Image) -> Image.Image:
     if img.mode in ("LA", "PA"):
         img = img.convert("RGBA")
     if img.mode == "RGBA":
-        background = Image.new("RGB", img.size, backdrop(img))
+        small = _small_rgba(img)
+        background = Image.new("RGB", img.size, backdrop(img, small))
         background.paste(img, mask=img.getchannel("A"))
-        background.info["transparent_share"] = transparent_share(img)
+        background.info["transparent_share"] = transparent_share(img, small)
         return background
     if img.mode != "RGB":
         img = img.convert("RGB")  # L, 1, CMYK, YCbCr, LAB, HSV, RGBX
@@ -392,9 +399,9 @@ class Preprocess:
         return img, self.to_array(img)
 
 
-def transparent_share(img: Image.Image) -> float:
+def transparent_share(img: Image.Image, small: np.ndarray | None = None) -> float:
     """The share of a picture that is (mostly) transparent: a cut-out shows a thing, and no scene."""
-    alpha = np.asarray(img.getchannel("A").reduce(max(1, max(img.size) // 256)))
+    alpha = (_small_rgba(img) if small is None else small)[..., 3]
     return round(float((alpha < 128).mean()), 4) if alpha.size else 0.0
 
 
