@@ -53,31 +53,39 @@ def _indefinite(w: list[str], i: int) -> bool:
     return bool({"a", "an"} & set(w[max(i - 3, 0):i]))
 
 
-def _number(w: list[str], i: int, n: int, cat: str, nouns: dict[str, set[str]]) -> str | None:
+def _number(w: list[str], i: int, n: int, cat: str, nouns: dict[str, set[str]],
+            distinct: frozenset[str] = frozenset()) -> str | None:
     """"one", "several" or None (no number) for the mention of ``cat`` in words ``i`` to ``i + n``."""
     last = w[i + n - 1]
     before = w[i - 1] if i else ""
     before2 = w[i - 2] if i > 1 else ""
-    if last in NO_NUMBER:
-        return None
+    if last in NO_NUMBER or "one or two" in " ".join(w[max(i - 6, 0):i]):
+        return None  # "one or two dogs" says no one number
     if last in PLURAL or before in SEVERAL_BEFORE or (before == "of" and before2 in SEVERAL_BEFORE):
         return "several"
     if cat in nouns and set(w[max(i - 3, 0):i]) & JOINING:
         return "several"  # "a man and a woman"; "a baby ... the young child" is one child
     if last in nouns.get(cat, ()) and _indefinite(w, i):
         return "several"  # "a black dog ... a brown dog"
+    if cat in distinct and cat in nouns and _indefinite(w, i):
+        return "several"  # "a girl pushes a boy on a swing"
     nouns.setdefault(cat, set()).add(last)
     return "one"
 
 
-def numbers(text: str) -> dict[str, str]:
-    """Category -> "one" or "several" for each category the text names with a number it can be read as."""
+def numbers(text: str, distinct: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Category -> "one" or "several" for each category the text names with a number it can be read as.
+    For the categories in ``distinct``, two different nouns each opened by "a" are two of it ("a woman
+    holding a child"); the policy reads its own captions without it, where "a young child is holding a
+    baby" is the model's muddle, not a count."""
     w = tokens(text)
     nouns: dict[str, set[str]] = {}
     found: dict[str, set[str | None]] = {}
-    for i, n, cat in phrase_hits(w):
-        if cat:
-            found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns))
+    hits = list(phrase_hits(w))
+    starts = {i for i, _, cat in hits if cat}
+    for i, n, cat in hits:
+        if cat and i + n not in starts:  # "football players", "a dog bed": a noun before a noun says no number
+            found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns, distinct))
     out: dict[str, str] = {}
     for cat, said in found.items():
         if "several" in said:
