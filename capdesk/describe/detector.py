@@ -331,9 +331,9 @@ def open_detector(folder: Path | None = None, providers: list[str] | None = None
         if not (isinstance(labels, list) and labels and all(isinstance(w, str) and w.isprintable() for w in labels)):
             raise DetectorError(f"{p}: {m['labels']} is not a list of class names")
         calibration = Calibration.from_json(files.read_json(m["calibration"]), labels)
-        graph = files.read_verified(m["graph"])
+        graph = files.read_graph(m["graph"])
         providers = providers or ["CPUExecutionProvider"]
-        session = load_graph(graph, session_options(threads), providers)
+        session = load_graph(graph, session_options(threads), providers, m["files"][m["graph"]]["sha256"])
         outs = session.get_outputs()
         classes = outs[0].shape[-1] if outs and outs[0].shape else None
         if len(outs) != 2 * len(m["head"]["strides"]) or (isinstance(classes, int) and classes != len(labels)):

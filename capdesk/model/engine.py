@@ -78,7 +78,7 @@ def session_options(threads: int = 0) -> Any:
 EXTERNAL_DATA_FOLDER = "session.model_external_initializers_file_folder_path"
 
 
-def load_graph(data: bytes, opts: Any, providers: list, key: str | None = None) -> Any:
+def load_graph(data: bytes | memoryview, opts: Any, providers: list, key: str | None = None) -> Any:
     """An ONNX Runtime session for a graph's bytes (already checked by ``Bundle.read_verified``); on the
     CPU, the graph as optimised once before when the cache has it (``graphcache``; ``key``: its sha256).
 
@@ -134,8 +134,8 @@ class LazySession:
     encoder is never run beside the everyday one's, and its decoder only for an aerial photo). Creating a
     session costs 30-150 ms of a cold single picture each; ``capdesk batch`` and the service pay it once."""
 
-    def __init__(self, data: bytes, make: Any) -> None:
-        self._data: bytes | None = data
+    def __init__(self, data: bytes | memoryview, make: Any) -> None:
+        self._data: bytes | memoryview | None = data
         self._make = make
         self._session: Any = None
         self._lock = threading.Lock()
@@ -187,7 +187,7 @@ class Engine:
         self.requested_providers = prov.choose(provider)
 
         def session(fn: str, opts):
-            data = self.bundle.read_verified(fn)  # checked now, whether or not it is ever run
+            data = self.bundle.read_graph(fn)  # checked now (or before, unchanged), whether or not it is run
             digest = self.bundle.manifest["files"][fn]["sha256"]
 
             def make(graph: bytes):

@@ -1,19 +1,24 @@
 """Graphs optimised once and kept in the user's cache (``capdesk.model.graphcache``): saved the second time a
 graph is loaded (replacing an older ONNX Runtime's copy), loaded from the cache after that with the same outputs
-bit for bit, a damaged entry made again, nothing written when the cache is off; and a plain caption imports
-neither Qt nor the text reader."""
+bit for bit, a damaged entry made again, nothing written when the cache is off; a graph found sound once
+mapped after that until it changes; and a plain caption imports neither Qt nor the text reader."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import ROOT, SAMPLES
+from PIL import Image
 
+from capdesk.describe.detector import DetectorError, open_detector
 from capdesk.model import graphcache
-from capdesk.model.bundle import resolve
+from capdesk.model.bundle import Bundle, resolve
 from capdesk.model.engine import load_graph, session_options
 
 GRAPH = "concepts.onnx"  # the bundle's smallest graph: 1.5 MB, a few ms to load
@@ -101,3 +106,55 @@ def test_a_cache_that_cannot_be_written_only_keeps_it_from_helping(graph, tmp_pa
         got = _outputs(_load(data, key))
         assert all(np.array_equal(a, b) for a, b in zip(want, got))
     assert blocked.read_text() == ""
+
+
+def _detector_copy(tmp_path) -> Path:
+    folder = tmp_path / "detector"
+    shutil.copytree(ROOT / "models" / "detector", folder)
+    return folder
+
+
+def test_a_graph_read_whole_once_is_then_mapped_and_its_changes_are_seen(tmp_path, monkeypatch):
+    # A cold picture read and hashed 50 MB of graphs that ONNX Runtime then took from the cache: a graph
+    # file found sound once, and unchanged since, is mapped instead; any write to it is seen.
+    monkeypatch.setenv(graphcache.ENV, str(tmp_path / "cache"))
+    folder = _detector_copy(tmp_path)
+    fn = json.loads((folder / "manifest.json").read_text())["graph"]
+    reads: list[str] = []
+    whole = Bundle.read_verified
+
+    def counted(self, filename):
+        reads.append(filename)
+        return whole(self, filename)
+
+    monkeypatch.setattr(Bundle, "read_verified", counted)
+    picture = Image.open(SAMPLES / "chelsea.png").convert("RGB")
+    want = [(d.label, d.score) for d in open_detector(folder).detect(picture)]
+    assert fn in reads
+    reads.clear()
+    assert [(d.label, d.score) for d in open_detector(folder).detect(picture)] == want
+    assert fn not in reads  # mapped, not read and hashed
+    # The same bytes written again: a new change time, so read and hashed again.
+    data = (folder / fn).read_bytes()
+    (folder / fn).write_bytes(data)
+    open_detector(folder)
+    assert fn in reads
+    # A byte changed in place, size and all: refused, though the file was vouched for before.
+    damaged = bytearray(data)
+    damaged[len(damaged) // 2] ^= 0xFF
+    (folder / fn).write_bytes(bytes(damaged))
+    with pytest.raises(DetectorError, match="sha256"):
+        open_detector(folder)
+
+
+def test_the_external_data_check_is_done_once_for_the_same_bytes(graph, tmp_path, monkeypatch):
+    monkeypatch.setenv(graphcache.ENV, str(tmp_path))
+    data, key = graph
+    walks = []
+    monkeypatch.setattr(graphcache, "check_no_external_data", lambda d: walks.append(len(d)))
+    graphcache.check_once(data, key)
+    graphcache.check_once(data, key)
+    assert len(walks) == 1
+    monkeypatch.setenv(graphcache.ENV, "off")
+    graphcache.check_once(data, key)
+    assert len(walks) == 2
