@@ -388,7 +388,9 @@ def _recount(ev: PictureEvidence, words: list[str]) -> tuple[list[str], list[str
     if not checkable(ev):
         return words, [], False
     changed, doubt = [], False
-    for cat, n in numbers(" ".join(words)).items():
+    # Two different people each opened by "a" are two ("a little child ... with a person in a pink
+    # shirt"): read as one, the detector's two would make it "two little children ... with a person".
+    for cat, n in numbers(" ".join(words), PEOPLE).items():
         if cat not in PEOPLE | ANIMALS:
             continue
         sure, anywhere = ev.count(cat, COUNT_SURE, COUNT_AREA), ev.count(cat, COUNT_ANY, COUNT_AREA)

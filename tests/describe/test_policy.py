@@ -154,6 +154,10 @@ def test_a_second_dog_the_detector_half_sees_makes_the_number_one_or_two():
     assert w.text == "One or two brown dogs are running on the grass." and w.said_as == "fact"
     assert said("A brown dog is running on the grass.", trust=0.99, detections=half[:1]).text == (
         "A brown dog is running on the grass.")
+    # Two people named apart are two: the detector's two confirm them, nothing is recounted.
+    two = [("person", 0.98, (0, 0, 90, 100)), ("person", 0.97, (100, 0, 190, 100))]
+    assert said("A little girl is sitting on a sidewalk with a girl in a pink shirt.", trust=0.99,
+                detections=two).text == "A little child is sitting on a sidewalk with a person in a pink shirt."
     # Not for people: a second person is most often someone behind the one the picture is of.
     second = ONE_PERSON + [("person", 0.5, (150, 0, 200, 100))]
     assert said("A man is walking.", trust=0.99, detections=second).text == "A person is walking."
