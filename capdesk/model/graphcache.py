@@ -101,18 +101,21 @@ def _leave(mark: Path | None) -> None:
         mark.touch()
 
 
-def _identity(path: Path, digest: str) -> str | None:
+def _identity(path: Path, name: str) -> str | None:
+    """``name`` and the file as it is on disk now: any write to it, or a file put in its place, changes
+    its device, inode, size, modification or change time (which no one can set back), so a mark left
+    before never vouches for what is there after."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return f"file-{digest[:32]}.{st.st_dev}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}"
+    return f"{name}.{st.st_dev}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}"
 
 
 def vouch(path: Path, digest: str) -> None:
     """Leave a mark that the file at ``path``, as it is now, was read whole and matched ``digest`` (and,
     for a graph, held all its tensors)."""
-    name = _identity(path, digest)
+    name = _identity(path, f"file-{digest[:32]}")
     _leave(None if name is None else _checked_mark(name))
 
 
@@ -121,7 +124,7 @@ def vouched(path: Path, digest: str, size: int) -> memoryview | None:
     None otherwise (or when the cache is off), and the caller reads and hashes it."""
     if os.name == "nt":  # a mapped file cannot be removed there, and a model may be removed while the app runs
         return None
-    name = _identity(path, digest)
+    name = _identity(path, f"file-{digest[:32]}")
     mark = None if name is None else _checked_mark(name)
     if mark is None or not mark.is_file():
         return None
@@ -130,21 +133,16 @@ def vouched(path: Path, digest: str, size: int) -> memoryview | None:
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    if len(mapped) != size or _identity(path, digest) != name:  # changed while it was being opened
+    if len(mapped) != size or _identity(path, f"file-{digest[:32]}") != name:  # changed while being opened
         mapped.close()
         return None
     return memoryview(mapped)
 
 
 def _file_mark(path: Path) -> Path | None:
-    """The mark of a cache entry as it is on disk now: any write to it, or a file put in its place,
-    changes its inode, size, modification or change time (which no one can set back), so a mark left
-    before never vouches for what is there after."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return _checked_mark(f"{path.name}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}")
+    """The mark of a cache entry as it is on disk now (``_identity``)."""
+    name = _identity(path, path.name)
+    return None if name is None else _checked_mark(name)
 
 
 def _sound(path: Path) -> bool:
