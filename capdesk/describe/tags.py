@@ -18,7 +18,7 @@ GROUPS: tuple[tuple[int, int, str], ...] = (
     (0, 6, "fish"), (7, 24, "bird"), (80, 100, "bird"), (118, 121, "crab"), (127, 146, "bird"), (33, 37, "turtle"),
     (38, 48, "lizard"), (52, 68, "snake"), (72, 77, "spider"), (151, 268, "dog"), (281, 285, "cat"),
     (294, 297, "bear"), (300, 311, "beetle"), (321, 326, "butterfly"), (365, 384, "monkey or ape"),
-    (389, 397, "fish"),
+    (341, 343, "pig"), (389, 397, "fish"),
 )
 
 

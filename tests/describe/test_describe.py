@@ -63,6 +63,16 @@ def test_tags_threshold_and_plain_form():
     assert tags.top_tags(logits, labels, threshold=0.7) == []
 
 
+def test_fine_classes_are_summed_into_the_animal_they_all_are():
+    # The detector calls a pig a dog; ImageNet splits it into pig, wild boar and warthog, none sure alone.
+    labels = [f"class {i}" for i in range(1000)]
+    labels[341:344] = ["pig", "wild boar", "warthog"]
+    p = np.full(1000, 0.2 / 997)
+    p[341:344] = [0.12, 0.38, 0.3]
+    got = tags.top_tags(np.log(p), labels, threshold=0.7)
+    assert got[0][0] == "pig" and abs(got[0][1] - 0.8) < 1e-3
+
+
 # -- the real models -----------------------------------------------------------------------
 def test_everyday_photos_go_to_everyday(describer):
     """Each sample photo is routed to the everyday model, and what is said about it names what is in it:
