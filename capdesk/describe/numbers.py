@@ -76,8 +76,7 @@ def _number(w: list[str], i: int, n: int, cat: str, nouns: dict[str, set[str]],
 def numbers(text: str, distinct: frozenset[str] = frozenset()) -> dict[str, str]:
     """Category -> "one" or "several" for each category the text names with a number it can be read as.
     For the categories in ``distinct``, two different nouns each opened by "a" are two of it ("a woman
-    holding a child"); the policy reads its own captions without it, where "a young child is holding a
-    baby" is the model's muddle, not a count."""
+    holding a child"): the measure and the policy read people so."""
     w = tokens(text)
     nouns: dict[str, set[str]] = {}
     found: dict[str, set[str | None]] = {}
