@@ -22,7 +22,7 @@ The rules, fixed before any threshold was tuned on them:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from capdesk.describe.numbers import gender, numbers
 from capdesk.describe.objects import tokens
@@ -46,25 +46,25 @@ def age(text: str) -> str | None:
     return "both" if c and a else "child" if c else "adult" if a else None
 
 
-def age_contradicts(caption: str, refs: Sequence[str]) -> bool:
-    said = age(caption)
-    if said not in ("child", "adult"):
+def _contradicted(read: Callable[[str], str | None], pair: tuple[str, str], caption: str,
+                  refs: Sequence[str]) -> bool:
+    """Whether the caption says one of ``pair`` (as ``read`` reads it) where at least ``WHO_REFS``
+    references say the other and at most ``WHO_AGREE_MAX`` agree."""
+    said = read(caption)
+    if said not in pair:
         return False
-    other = "adult" if said == "child" else "child"
-    saying = [age(r) for r in refs]
+    other = pair[1] if said == pair[0] else pair[0]
+    saying = [read(r) for r in refs]
     return (sum(g in (other, "both") for g in saying) >= WHO_REFS
             and sum(g in (said, "both") for g in saying) <= WHO_AGREE_MAX)
 
 
+def age_contradicts(caption: str, refs: Sequence[str]) -> bool:
+    return _contradicted(age, ("child", "adult"), caption, refs)
+
+
 def who_contradicts(caption: str, refs: Sequence[str]) -> bool:
-    said = gender(caption)
-    if said not in ("male", "female"):
-        return False
-    other = "female" if said == "male" else "male"
-    saying = [gender(r) for r in refs]
-    against = sum(g in (other, "both") for g in saying)
-    agree = sum(g in (said, "both") for g in saying)
-    return against >= WHO_REFS and agree <= WHO_AGREE_MAX
+    return _contradicted(gender, ("male", "female"), caption, refs)
 
 
 def count_contradicts(caption: str, refs: Sequence[str]) -> list[str]:
