@@ -432,7 +432,9 @@ def _left_out(kind: str, word_styles: set[str]) -> Callable[[Part, int], bool]:
         if (e.ns, e.local) in _ODF_OUT:
             return True
         if e.ns == TEXT and e.local in ("p", "h"):
-            styles = cache.setdefault(part.name, odf_caption_styles(part))
+            styles = cache.get(part.name)
+            if styles is None:
+                styles = cache[part.name] = odf_caption_styles(part)
             return _odf_is_caption(part, i, styles)
         return False
     return odf
