@@ -20,7 +20,7 @@ from capdesk.describe import captionfix
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.evidence import Finalist, PictureEvidence
 from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
-from capdesk.describe.numbers import numbers
+from capdesk.describe.numbers import ONE_OR_TWO, numbers
 from capdesk.describe.objects import mentions, said_name, tokens
 from capdesk.describe.picture_kind import DEPICTS, OTHER, PHOTO
 from capdesk.describe.picture_kind import SAID as KIND_SAID
@@ -399,13 +399,12 @@ def _recount(ev: PictureEvidence, words: list[str]) -> tuple[list[str], list[str
         if mended is not None:
             words = mended
             changed.append(f"how many {said_name(cat)}: {want}")
-        elif n == "one" and cat in ANIMALS and ev.count(cat, HEDGE_FROM, DOUBT_AREA) == 2 and \
-                (hedged := captionfix.recount(words, cat, 2, "one or two")) is not None:
+            continue
+        if n == "one" and cat in ANIMALS and ev.count(cat, HEDGE_FROM, DOUBT_AREA) == 2 and \
+                (hedged := captionfix.recount(words, cat, 2, ONE_OR_TWO)) is not None:
             words = hedged
-            changed.append(f"how many {said_name(cat)}: one or two")
-            doubt = doubt or count_in_doubt(ev, cat, n)
-        else:
-            doubt = doubt or count_in_doubt(ev, cat, n)
+            changed.append(f"how many {said_name(cat)}: {ONE_OR_TWO}")
+        doubt = doubt or count_in_doubt(ev, cat, n)
     return words, changed, doubt
 
 

@@ -112,10 +112,14 @@ def _identity(path: Path, name: str) -> str | None:
     return f"{name}.{st.st_dev}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}"
 
 
+def _vouched_name(path: Path, digest: str) -> str | None:
+    return _identity(path, f"file-{digest[:32]}")
+
+
 def vouch(path: Path, digest: str) -> None:
     """Leave a mark that the file at ``path``, as it is now, was read whole and matched ``digest`` (and,
     for a graph, held all its tensors)."""
-    name = _identity(path, f"file-{digest[:32]}")
+    name = _vouched_name(path, digest)
     _leave(None if name is None else _checked_mark(name))
 
 
@@ -124,7 +128,7 @@ def vouched(path: Path, digest: str, size: int) -> memoryview | None:
     None otherwise (or when the cache is off), and the caller reads and hashes it."""
     if os.name == "nt":  # a mapped file cannot be removed there, and a model may be removed while the app runs
         return None
-    name = _identity(path, f"file-{digest[:32]}")
+    name = _vouched_name(path, digest)
     mark = None if name is None else _checked_mark(name)
     if mark is None or not mark.is_file():
         return None
@@ -133,7 +137,7 @@ def vouched(path: Path, digest: str, size: int) -> memoryview | None:
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
-    if len(mapped) != size or _identity(path, f"file-{digest[:32]}") != name:  # changed while being opened
+    if len(mapped) != size or _vouched_name(path, digest) != name:  # changed while it was being opened
         mapped.close()
         return None
     return memoryview(mapped)
