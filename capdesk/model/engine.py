@@ -185,14 +185,21 @@ class Engine:
         side = math.isqrt(g)
         self.grid = (side, g // side) if side * side == g else (1, g)
         self.requested_providers = prov.choose(provider)
+        # Decode one picture per call when the decoder's activations are quantised per call (shrunk bundles).
+        self.per_picture = "int8" in str(m.get("weights", {}).get("kind", ""))
+        # Such a decoder's steps run on the CPU whatever the provider: CUDA has no kernels for its dynamically
+        # quantised products, so ONNX Runtime copies between GPU and CPU 16 times a step (on an H200 a
+        # folder went at 16.8 pictures/s on CUDA against 23.5 on the CPU; docs/performance.md).
+        self.decoder_providers = (["CPUExecutionProvider"] if self.per_picture
+                                  else self.requested_providers)
 
-        def session(fn: str, opts):
+        def session(fn: str, opts, providers: list[str] | None = None):
             data = self.bundle.read_graph(fn)  # checked now (or before, unchanged), whether or not it is run
             digest = self.bundle.manifest["files"][fn]["sha256"]
 
             def make(graph: bytes):
                 try:
-                    return load_graph(graph, opts, self.requested_providers, digest)
+                    return load_graph(graph, opts, providers or self.requested_providers, digest)
                 except Exception as exc:  # onnxruntime raises its own exception types
                     why = str(exc).splitlines()[0]
                     raise BundleError(f"{self.bundle.path}: {fn} cannot be loaded ({why})") from None
@@ -208,7 +215,7 @@ class Engine:
             raise BundleError(f"{self.bundle.path}: {exc}") from None
         # Options of their own for each graph: each load names its own empty external-data folder.
         self.encoder = session("encoder.onnx", session_options(threads))
-        self.decoder = kind.build(m, lambda fn: session(fn, session_options(1)))
+        self.decoder = kind.build(m, lambda fn: session(fn, session_options(1), self.decoder_providers))
         self.encoder_outputs = [o.name for o in self.encoder.get_outputs()]
         # "features" for most decoders; "trunk" (the encoder's last block input) for one that carries
         # its own tuned copy of the encoder's top (training/encoder.py EncoderTop)
@@ -221,8 +228,6 @@ class Engine:
         self.concepts = load_concepts(self.bundle, lambda fn: session(fn, session_options(1)))
         self.domain = self.bundle.domain_model()
         self._lock = threading.Lock()
-        # Decode one picture per call when the decoder's activations are quantised per call (shrunk bundles).
-        self.per_picture = "int8" in str(m.get("weights", {}).get("kind", ""))
 
     @property
     def provider(self) -> str:

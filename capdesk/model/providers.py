@@ -75,7 +75,33 @@ def choose(requested: str | None = None, offered: list[str] | None = None) -> li
         chain = [p for p in PREFERENCE if p in offered]
     if "CPUExecutionProvider" not in chain:
         chain.append("CPUExecutionProvider")
+    if chain[0] == "CUDAExecutionProvider":
+        load_cuda_libraries()
     return chain
+
+
+_cuda_loaded = False
+
+
+def load_cuda_libraries() -> None:
+    """Load CUDA's and cuDNN's libraries for onnxruntime-gpu where pip put them (the ``nvidia-*`` wheels
+    that ``pip install onnxruntime-gpu[cuda,cudnn]`` brings, or PyTorch's): the CUDA provider needs them,
+    and without them on ``LD_LIBRARY_PATH`` ONNX Runtime says so in red and runs everything on the CPU.
+    ``preload_dlls`` (onnxruntime-gpu 1.21 and later) finds them; an older or CPU-only onnxruntime, or
+    libraries that are not there, leave things as they were."""
+    global _cuda_loaded
+    if _cuda_loaded:
+        return
+    _cuda_loaded = True
+    import onnxruntime as ort
+
+    preload = getattr(ort, "preload_dlls", None)
+    if preload is None or "CUDAExecutionProvider" not in ort.get_available_providers():
+        return
+    try:
+        preload()
+    except Exception as exc:  # noqa: BLE001 - best effort: the CPU still runs everything
+        logging.getLogger("capdesk").warning("CUDA libraries could not be loaded (%s); the CPU runs the models", exc)
 
 
 def short_name(provider: str) -> str:

@@ -163,3 +163,51 @@ def test_expand_paths_skips_hidden_and_survives_symlink_loops(tmp_path):
     deep = [p for p, _ in expand_paths([tmp_path], recursive=True)]
     assert [p.rsplit("/", 1)[-1] for p in flat] == ["a.png"]
     assert sorted(p.rsplit("/", 1)[-1] for p in deep) == ["a.png", "b.jpg"]
+
+
+def test_a_quantised_decoder_runs_on_the_cpu_beside_a_gpu(default_bundle, monkeypatch):
+    """With CUDA chosen, the shrunk bundle's int8 decoder steps are still given to the CPU alone (CUDA has
+    no kernels for them: ONNX Runtime would copy between GPU and CPU at every step); the encoder gets
+    CUDA. No GPU here: the chain is faked, and the sessions are made on the CPU."""
+    import capdesk.model.engine as engine_mod
+
+    asked: list[list[str]] = []
+    real = engine_mod.load_graph
+
+    def recording(data, opts, chain, key=None):
+        asked.append(list(chain))
+        return real(data, opts, ["CPUExecutionProvider"], key)
+
+    monkeypatch.setattr(engine_mod.prov, "choose", lambda requested=None, offered=None: [
+        "CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(engine_mod, "load_graph", recording)
+    eng = Engine(str(default_bundle))
+    assert eng.per_picture, "the shipped bundle is shrunk (int8 decoder)"
+    assert eng.caption_file(SAMPLES / "chelsea.png").text  # the graphs are loaded when first run
+    assert eng.decoder_providers == ["CPUExecutionProvider"]
+    assert ["CUDAExecutionProvider", "CPUExecutionProvider"] in asked  # the encoder
+    assert ["CPUExecutionProvider"] in asked  # the decoder's graphs
+
+
+def test_cuda_libraries_are_loaded_once_and_never_stop_the_cpu(monkeypatch, caplog):
+    """Choosing CUDA loads its libraries from pip's nvidia wheels (onnxruntime's ``preload_dlls``), once;
+    libraries that fail to load leave a warning, and the CPU still runs. No GPU here: the onnxruntime
+    offering CUDA is faked."""
+    import onnxruntime as ort
+
+    calls = []
+
+    def failing():
+        calls.append(1)
+        raise OSError("libcudnn.so.9: cannot open shared object file")
+
+    monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(ort, "preload_dlls", failing, raising=False)
+    monkeypatch.setattr(providers, "_cuda_loaded", False)
+    offered = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    with caplog.at_level("WARNING", logger="capdesk"):
+        assert providers.choose(None, offered) == offered
+        assert providers.choose("cuda", offered) == offered
+    assert calls == [1]
+    assert "libcudnn.so.9" in caplog.text and "the CPU runs the models" in caplog.text
+    assert providers.choose("cpu", offered) == ["CPUExecutionProvider"] and calls == [1]
