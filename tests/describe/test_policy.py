@@ -234,6 +234,17 @@ def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag():
 
 
 
+def test_two_weaker_witnesses_that_agree_name_an_object():
+    """A kitten: the detector's cat 0.66 and the tags' cat 0.33, each below what is said alone."""
+    kw = dict(trust=0.05, tag_threshold=0.7)
+    assert said("A person sitting on a bench.", detections=[("cat", 0.66)], tags=[("cat", 0.33)], **kw).text == \
+        "A cat."
+    # Either witness alone, or a tag of another kind, is not enough.
+    assert said("A person sitting on a bench.", detections=[("cat", 0.66)], tags=[("dog", 0.33)], **kw).text == ""
+    assert said("A person sitting on a bench.", detections=[("cat", 0.66)], tags=[("cat", 0.2)], **kw).text == ""
+    assert said("A person sitting on a bench.", detections=[("cat", 0.45)], tags=[("cat", 0.5)], **kw).text == ""
+
+
 def test_a_cut_out_is_said_by_what_was_seen_not_by_an_invented_scene():
     from dataclasses import replace as with_
 
