@@ -245,6 +245,20 @@ def test_two_weaker_witnesses_that_agree_name_an_object():
     assert said("A person sitting on a bench.", detections=[("cat", 0.45)], tags=[("cat", 0.5)], **kw).text == ""
 
 
+def test_a_weak_tag_does_not_vouch_for_an_animal_against_a_sure_detection_of_another():
+    horses = [("horse", 0.89), ("horse", 0.81, (100, 0, 200, 100))]
+    w = said("A black and white dog standing in a field.", trust=0.5, detections=horses, tags=[("dog", 0.29)],
+             finalists=[("A group of horses are standing in a field.", 0.5)])
+    assert "horse" in w.text and "dog" not in w.text
+    # A strong tag still vouches (the detector calls many animals it does not know a cow or a bear) ...
+    w = said("A black and white dog standing in a field.", trust=0.5, detections=horses, tags=[("dog", 0.67)])
+    assert "dog" in w.text
+    # ... and so does a detection of the named animal itself.
+    w = said("A black and white dog standing in a field.", trust=0.5, detections=[*horses, ("dog", 0.4)],
+             tags=[("dog", 0.29)])
+    assert "dog" in w.text
+
+
 def test_a_cut_out_is_said_by_what_was_seen_not_by_an_invented_scene():
     from dataclasses import replace as with_
 
