@@ -56,7 +56,7 @@ def _get() -> Any:
             try:
                 from capdesk.model.engine import load_graph, session_options
 
-                # One thread: a folder describes two chunks at once (capdesk.folders.reading), each test on
+                # One thread: a folder describes two chunks at once on two cores (capdesk.folders.batch), each test on
                 # a core of its own; two threads each fought the other chunk's work (measured: 13-16
                 # pictures/s against 13-15 on two busy cores). Through load_graph: optimised once, cached.
                 _session = load_graph(path.read_bytes(), session_options(1), ["CPUExecutionProvider"])

@@ -141,7 +141,12 @@ DescribeStream = Callable[[list[str]], Iterator[Described]]
 # busy, where more only hold more pictures in memory (bench/bench_user_speed.py measures it); on 16 cores
 # (`capdesk batch --ocr never` of 200 photos, medians of 3) 1, 2, 4 and 8 at once gave 17.7, 25.4, 32.2 and
 # 33.6 pictures/s: past four the threads wait on Python's lock. Four on machines of four cores or more.
-OVERLAP = min(4, max(2, os.cpu_count() or 2))
+def chunks_at_once(cores: int | None) -> int:
+    """How many chunks a folder describes at once on a machine of ``cores`` cores (None: unknown)."""
+    return min(4, max(2, cores or 2))
+
+
+OVERLAP = chunks_at_once(os.cpu_count())
 
 
 def local_stream(describer: Describer, batch_size: int = 8, overlap: int = OVERLAP) -> DescribeStream:
