@@ -8,7 +8,8 @@ initial state's pre-activations, and added inside the deep output layer (a per-p
 words, where counts and nouns are chosen).
 
 Two arms from the same start, seed, data order and learning rates: ``objects`` (the attributes) and
-``control`` (the same layers fed zeros), so that what differs is the information alone. Both start
+``control`` (the same layers fed zeros), so that what differs is the information alone; and ``frozen``
+(the attributes, with the shipped decoder's own weights kept as they are: only the new layers learn). Both start
 from the shipped decoder (read back from its ONNX graphs) on the shipped encoder's own features
 (tuned top included, frozen; no mirror images). Judged on val only: greedy BLEU-4 and CIDEr, and
 the share of captions that contradict their references in who or how many (``training.who_count``),
@@ -161,7 +162,12 @@ def run_arm(arm: str, base: Decoder, vocab: Vocab, train_recs, tr_f, tr_a, val_r
         tr_a, va_a = np.zeros_like(tr_a), np.zeros_like(va_a)
     new = [p for n, p in model.named_parameters() if n.startswith("attr_")]
     old = [p for n, p in model.named_parameters() if not n.startswith("attr_")]
-    opt = torch.optim.Adam([{"params": old, "lr": lr}, {"params": new, "lr": attr_lr}])
+    if arm == "frozen":  # the shipped decoder as it is: only the new layers learn to use the attributes
+        for p in old:
+            p.requires_grad_(False)
+        opt = torch.optim.Adam([{"params": new, "lr": attr_lr}])
+    else:
+        opt = torch.optim.Adam([{"params": old, "lr": lr}, {"params": new, "lr": attr_lr}])
     batches = Batches(train_recs, vocab, max_len, 64)
     history = [{"epoch": 0, **judge(val_recs, decode(model, va_f, va_a, vocab, max_len))}]
     log.info("%s epoch 0: %s", arm, history[-1])
@@ -200,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--attr-lr", type=float, default=1e-3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--arms", nargs="+", default=["objects", "control"], choices=["objects", "control", "frozen"],
+                    help="frozen: the shipped decoder unchanged, only the attribute layers trained")
     ns = ap.parse_args(argv)
     work = Path(ns.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -222,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     base, itos, manifest = decoder_from_bundle(b.path)
     vocab = Vocab(itos)
     max_len = 22  # training's own (TrainConfig.max_len)
-    results = {}
-    for arm in ("objects", "control"):
+    results = json.loads((work / "results.json").read_text()) if (work / "results.json").exists() else {}
+    for arm in ns.arms:
         results[arm] = run_arm(arm, base, vocab, train_recs, tr_f, tr_a, val_recs, va_f, va_a, work,
                                ns.epochs, ns.lr, ns.attr_lr, max_len)
     (work / "results.json").write_text(json.dumps(results, indent=1))
