@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import finish  # bench/ is the script's folder, first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "everyday"
 
@@ -112,11 +114,7 @@ def main() -> int:
             for k in differ[:10]:
                 print(f"  {k}: cpu {base[k]!r}\n  {' ' * len(k)}  {p} {words[p].get(k)!r}")
         report["runs"] = got
-    report["load_after"] = os.getloadavg()
-    print(f"\nload average before {report['load_before']}, after {report['load_after']}")
-    if ns.json:
-        ns.json.write_text(json.dumps(report, indent=1))
-    return 0
+    return finish(report, ns.json)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report import finish  # bench/ is the script's folder, first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "everyday"
 
@@ -179,11 +181,7 @@ def main() -> int:
                 print(f"  {name}: signs in the alt text {t['signs_said']}/{t['signs']}, "
                       f"photos without text given text {t['no_text_with_text']}/{t['no_text']}")
             print(f"  the test for text: {report['presence']}")
-    report["load_after"] = os.getloadavg()
-    print(f"\nload average before {report['load_before']}, after {report['load_after']}")
-    if ns.json:
-        ns.json.write_text(json.dumps(report, indent=1))
-    return 0
+    return finish(report, ns.json)
 
 
 if __name__ == "__main__":
