@@ -140,7 +140,7 @@ DescribeStream = Callable[[list[str]], Iterator[Described]]
 # Chunks a folder describes at once (``describe_paths``'s ``overlap``): two keep both cores of a small machine
 # busy, where more only hold more pictures in memory (bench/bench_user_speed.py measures it); on 16 cores
 # (`capdesk batch --ocr never` of 200 photos, medians of 3) 1, 2, 4 and 8 at once gave 17.7, 25.4, 32.2 and
-# 33.6 pictures/s: past four the threads wait on Python's lock. Four on machines of four cores or more.
+# 33.6 pictures/s: past four the threads wait on Python's lock. So as many as the cores, from two to four.
 def chunks_at_once(cores: int | None) -> int:
     """How many chunks a folder describes at once on a machine of ``cores`` cores (None: unknown)."""
     return min(4, max(2, cores or 2))
