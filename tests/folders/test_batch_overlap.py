@@ -1,6 +1,6 @@
-"""A folder is described several chunks at a time (``describe_paths``'s ``overlap``: two, four on machines of
-four cores or more), and every sidecar is the same, byte for byte, as when the pictures are described one at
-a time; with the real models and files."""
+"""A folder is described several chunks at a time (``describe_paths``'s ``overlap``: as many as the cores, from
+two to four), and every sidecar is the same, byte for byte, as when the pictures are described one at a time;
+with the real models and files."""
 
 from __future__ import annotations
 
