@@ -13,6 +13,7 @@ calls ``keep_runtime_offline()`` so that importing any part of CapDesk sets it f
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -80,19 +81,13 @@ def choose(requested: str | None = None, offered: list[str] | None = None) -> li
     return chain
 
 
-_cuda_loaded = False
-
-
+@functools.cache  # once a process
 def load_cuda_libraries() -> None:
     """Load CUDA's and cuDNN's libraries for onnxruntime-gpu where pip put them (the ``nvidia-*`` wheels
     that ``pip install onnxruntime-gpu[cuda,cudnn]`` brings, or PyTorch's): the CUDA provider needs them,
     and without them on ``LD_LIBRARY_PATH`` ONNX Runtime says so in red and runs everything on the CPU.
     ``preload_dlls`` (onnxruntime-gpu 1.21 and later) finds them; an older or CPU-only onnxruntime, or
     libraries that are not there, leave things as they were."""
-    global _cuda_loaded
-    if _cuda_loaded:
-        return
-    _cuda_loaded = True
     import onnxruntime as ort
 
     preload = getattr(ort, "preload_dlls", None)

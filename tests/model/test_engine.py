@@ -203,7 +203,7 @@ def test_cuda_libraries_are_loaded_once_and_never_stop_the_cpu(monkeypatch, capl
 
     monkeypatch.setattr(ort, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"])
     monkeypatch.setattr(ort, "preload_dlls", failing, raising=False)
-    monkeypatch.setattr(providers, "_cuda_loaded", False)
+    providers.load_cuda_libraries.cache_clear()
     offered = ["CUDAExecutionProvider", "CPUExecutionProvider"]
     with caplog.at_level("WARNING", logger="capdesk"):
         assert providers.choose(None, offered) == offered
@@ -211,3 +211,4 @@ def test_cuda_libraries_are_loaded_once_and_never_stop_the_cpu(monkeypatch, capl
     assert calls == [1]
     assert "libcudnn.so.9" in caplog.text and "the CPU runs the models" in caplog.text
     assert providers.choose("cpu", offered) == ["CPUExecutionProvider"] and calls == [1]
+    providers.load_cuda_libraries.cache_clear()  # the real onnxruntime for the tests after
