@@ -148,6 +148,14 @@ def text_worth_saying(text: str | None) -> str | None:
     return text if text and sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS else None
 
 
+def caption_threads(cores: int | None) -> int:
+    """Threads for the caption model's graphs when the user left it to CapDesk: every core but one, which
+    the object detector has, since it runs beside the encoder and the decoder (``ObjectFinder.find_later``).
+    Measured on 2 cores (docs/performance.md): file to description 42.4 ms with the encoder on both cores
+    against 38.0 ms on one, the detector's core no longer fought over."""
+    return max(1, (cores or 1) - 1)
+
+
 class Describer:
     """Engines for the installed models, sharing one encoder pass, with routing and the gate.
 
@@ -162,6 +170,7 @@ class Describer:
         self.options = options or DescribeOptions()
         self.fixed = model is not None if fixed is None else fixed
         self.beam = beam  # as chosen (None: each model's own); a Ray worker builds its describer with it
+        threads = threads or caption_threads(os.cpu_count())
         primary = Engine(model, provider=provider, beam=beam, threads=threads)
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
@@ -188,7 +197,7 @@ class Describer:
         self._tokens: dict[str, np.ndarray] = {}
         self._trust_models: dict[str, TrustModel | None] = {}
         # Loaded at the first picture, on the caption model's providers; a missing or broken one is said once.
-        self.objects = ObjectFinder(primary.requested_providers, threads)
+        self.objects = ObjectFinder(primary.requested_providers, 1)
         self.kinds = self._kind_model()
 
     def _kind_model(self) -> picture_kind.KindModel | None:
@@ -230,6 +239,9 @@ class Describer:
     def describe_images(self, images: list[Image.Image], paths: list[str] | None = None,
                         beam: int | None = None) -> list[Described]:
         paths = paths or [f"image {i + 1}" for i in range(len(images))]
+        for im in images:
+            im.load()  # decoded here, before two threads read the pixels
+        finding = self.objects.find_later(images) if self.options.objects else None
         batch = np.stack([self.primary.preprocess.to_array(im) for im in images])
         with self.primary._lock:
             named = self.primary.encode_named(batch)
@@ -237,10 +249,7 @@ class Describer:
         feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
         kinds = self.picture_kinds(images, feats.mean(1))
-        results: list[Described | None] = [None] * len(images)
-        seen = [self.objects.find(img) if self.options.objects else None for img in images]
-        if self.options.objects and self.objects.detector() is None:
-            seen = [None] * len(images)  # no detector installed: nothing can be checked against it
+        decoded = []
         for name in {r.model for r in routes}:
             idx = [i for i, r in enumerate(routes) if r.model == name]
             eng = self.engines[name]
@@ -248,6 +257,11 @@ class Describer:
                 probs = None if eng.concepts is None else eng.concepts.probabilities(feats[idx])
                 caps = eng.decode(eng.decoder_input(named)[idx], beam, None if logits is None else logits[idx],
                                   self._grounding(eng, probs))
+            decoded.append((idx, eng, probs, caps))
+        # The objects are needed only now, to finish each description: the detector ran meanwhile.
+        seen = (finding.result() if finding else None) or [None] * len(images)
+        results: list[Described | None] = [None] * len(images)
+        for idx, eng, probs, caps in decoded:
             for j, (i, cap) in enumerate(zip(idx, caps)):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
                                           None if probs is None else probs[j], seen[i], kinds[i])

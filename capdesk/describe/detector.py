@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -368,6 +369,13 @@ def verify(folder: Path | None = None) -> list[str]:
 _SAID: set[str] = set()  # problems already said in this process: each is said once
 
 
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads pictures are searched for objects on: as many as a folder describes chunks at once
+    (capdesk.folders.batch), so that no chunk waits for another's detector."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="capdesk-objects")
+
+
 class ObjectFinder:
     """The detector a describer uses: loaded at the first picture, never again after a failure. A
     missing or broken bundle is said once (a warning naming the folder and the reason) and every
@@ -394,6 +402,18 @@ class ObjectFinder:
                         _SAID.add(self.problem)
                         logging.getLogger("capdesk").warning("capdesk: warning: %s", self.problem)
             return self._detector
+
+    def find_later(self, images: list[Image.Image]) -> Future:
+        """Start finding the objects of ``images`` on a thread of their own, so that the detector runs
+        while the caption model encodes and decodes (two graphs on two cores instead of one after the
+        other). The future gives each picture's objects, or None where no detector could be loaded."""
+        return _pool().submit(self.find_all, images)
+
+    def find_all(self, images: list[Image.Image]) -> list[list[Detection]] | None:
+        """Each picture's objects; None when no detector is installed (nothing can be checked against it)."""
+        if self.detector() is None:
+            return None
+        return [self.find(img) for img in images]
 
     def find(self, img: Image.Image) -> list[Detection]:
         det = self.detector()

@@ -188,6 +188,38 @@ def test_describer_runs_the_detector_on_the_caption_model_providers(engine):
     assert with_objects.evidence.detector and not without.evidence.detector
 
 
+def test_objects_are_found_while_the_caption_model_encodes(engine, monkeypatch):
+    """The detector runs on a thread of its own beside the encoder: the encoder below waits until a
+    detection has begun, which on the former order (the detector after the caption) never happens."""
+    import threading
+
+    from capdesk.describe.describer import Describer, caption_threads
+
+    d = Describer(engine.bundle, provider="cpu", others=[])
+    detector = d.objects.detector()
+    started, threads_used = threading.Event(), []
+    real_detect, real_encode = detector.detect, d.primary.encode_named
+
+    def detect(img, *args, **kwargs):
+        threads_used.append(threading.current_thread().name)
+        started.set()
+        return real_detect(img, *args, **kwargs)
+
+    def encode_named(batch):
+        assert started.wait(30), "the encoder ran before any detection began"
+        return real_encode(batch)
+
+    monkeypatch.setattr(detector, "detect", detect)
+    monkeypatch.setattr(d.primary, "encode_named", encode_named)
+    pics = [load_image(SAMPLES / n) for n in ("astronaut.png", "chelsea.png")]
+    got = d.describe_images(pics)
+    assert threads_used and all(n.startswith("capdesk-objects") for n in threads_used)
+    # What each picture is told is exactly what the detector finds on it alone.
+    assert [r.objects for r in got] == [real_detect(p) for p in pics]
+    assert {"person"} <= {o.label for o in got[0].objects} and {"cat"} <= {o.label for o in got[1].objects}
+    assert [caption_threads(c) for c in (None, 1, 2, 4, 16)] == [1, 1, 1, 3, 15]
+
+
 @needs_shared_data("everyday")
 def test_val_measurement_runs_on_a_few_photos(tmp_path, capsys, monkeypatch):
     pytest.importorskip("onnx")
