@@ -95,6 +95,12 @@ def _get():
 
                 with contextlib.redirect_stdout(io.StringIO()), _sessions_through_the_graph_cache():
                     _engine = RapidOCR()
+                # One line at a time: in batches of six every line is padded to the widest one's width,
+                # which costs time and memory and made the recogniser read the padding ("sa le",
+                # "asUIAutomationnotifications"); bench/bench_text_reading.py, docs/performance.md.
+                rec = getattr(_engine, "text_rec", None)
+                if rec is not None and hasattr(rec, "rec_batch_num"):
+                    rec.rec_batch_num = 1
                 logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             except Exception:  # missing package or models: text reading is optional
                 _failed = True

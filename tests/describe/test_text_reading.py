@@ -72,3 +72,20 @@ def test_lone_chinese_characters_in_english_text_are_dropped():
     assert without_stray_script(read) == "Sep 9 16:28 50 % Balanced Night Light"
     assert without_stray_script("東京 タワー 333m") == "東京 タワー 333m"
     assert without_stray_script("Café crème 5 μm") == "Café crème 5 μm"
+
+
+LINES_OF_MANY_WIDTHS = ("fresh bread every morning before noon tickets on sale today", "sale", "gate seven",
+                        "lost cat answers to tom call after six please")
+
+
+@needs_ocr
+@pytest.mark.parametrize("px", [14, 24])
+def test_a_short_line_is_read_at_its_own_width_beside_long_ones(px: int) -> None:
+    # Recognised in batches, "gate seven" was padded to the longest line's width and came back as
+    # "gateseven" (before any spacing is put back): each line is now read alone.
+    img = Image.new("RGB", (900, 60 + 3 * px * len(LINES_OF_MANY_WIDTHS)), (250, 250, 245))
+    d = ImageDraw.Draw(img)
+    for i, line in enumerate(LINES_OF_MANY_WIDTHS):
+        d.text((12, 30 + 3 * px * i), line, fill=(20, 20, 20), font_size=px)
+    read = ocr.read_text(img, upscale=1.0, space_words=False) or ""
+    assert "gate seven" in read, read
