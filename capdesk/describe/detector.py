@@ -26,13 +26,14 @@ import logging
 import math
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
+from capdesk.describe import beside
 from capdesk.describe.calibration import Calibration, CalibrationError
 from capdesk.imageio import original_size
 from capdesk.model import manifest as schema
@@ -369,12 +370,6 @@ def verify(folder: Path | None = None) -> list[str]:
 _SAID: set[str] = set()  # problems already said in this process: each is said once
 
 
-@functools.cache
-def _pool() -> ThreadPoolExecutor:
-    """The threads pictures are searched for objects on: as many as a folder describes chunks at once
-    (capdesk.folders.batch), so that no chunk waits for another's detector."""
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="capdesk-objects")
-
 
 class ObjectFinder:
     """The detector a describer uses: loaded at the first picture, never again after a failure. A
@@ -404,10 +399,9 @@ class ObjectFinder:
             return self._detector
 
     def find_later(self, images: list[Image.Image]) -> Future:
-        """Start finding the objects of ``images`` on a thread of their own, so that the detector runs
-        while the caption model encodes and decodes (two graphs on two cores instead of one after the
-        other). The future gives each picture's objects, or None where no detector could be loaded."""
-        return _pool().submit(self.find_all, images)
+        """Start finding the objects of ``images`` beside the caption model (``capdesk.describe.beside``).
+        The future gives each picture's objects, or None where no detector could be loaded."""
+        return beside.start(lambda: self.find_all(images))
 
     def find_all(self, images: list[Image.Image]) -> list[list[Detection]] | None:
         """Each picture's objects; None when no detector is installed (nothing can be checked against it)."""

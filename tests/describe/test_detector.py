@@ -213,7 +213,7 @@ def test_objects_are_found_while_the_caption_model_encodes(engine, monkeypatch):
     monkeypatch.setattr(d.primary, "encode_named", encode_named)
     pics = [load_image(SAMPLES / n) for n in ("astronaut.png", "chelsea.png")]
     got = d.describe_images(pics)
-    assert threads_used and all(n.startswith("capdesk-objects") for n in threads_used)
+    assert threads_used and all(n.startswith("capdesk-beside") for n in threads_used)
     # What each picture is told is exactly what the detector finds on it alone.
     assert [r.objects for r in got] == [real_detect(p) for p in pics]
     assert {"person"} <= {o.label for o in got[0].objects} and {"cat"} <= {o.label for o in got[1].objects}
