@@ -220,6 +220,43 @@ def test_objects_are_found_while_the_caption_model_encodes(engine, monkeypatch):
     assert [caption_threads(c) for c in (None, 1, 2, 4, 16)] == [1, 1, 1, 3, 15]
 
 
+def test_hard_swish_written_for_fusing_is_the_same_function(monkeypatch):
+    onnx = pytest.importorskip("onnx")
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    monkeypatch.syspath_prepend(str(ROOT / "training" / "studies"))
+    from detector_eval import with_fused_hardswish
+
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3], rng.normal(0, 1, 108).astype(np.float32).tolist())
+    consts = [helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in (("three", 3), ("zero", 0), ("six", 6))]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "three"], ["a"]), helper.make_node("Clip", ["a", "zero", "six"], ["k"]),
+             helper.make_node("Mul", ["c", "k"], ["m"]), helper.make_node("Div", ["m", "six"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], [w, *consts])
+    before = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]).SerializeToString()
+    after = with_fused_hardswish(before)
+    assert [n.op_type for n in onnx.load_from_string(after).graph.node] == ["Conv", "HardSigmoid", "Mul"]
+    x = {"x": rng.normal(0, 3, (1, 3, 8, 8)).astype(np.float32)}
+    run = [ort.InferenceSession(g, providers=["CPUExecutionProvider"]).run(None, x)[0] for g in (before, after)]
+    assert np.abs(run[0]).max() > 1 and np.allclose(run[0], run[1], atol=1e-5)
+    assert with_fused_hardswish(after) == after  # nothing left to write
+
+
+def test_shipped_detector_graph_is_made_from_the_upstream_file(monkeypatch):
+    pytest.importorskip("onnx")
+    upstream = ROOT.parent / "shared" / "models" / "detectors" / "picodet_s_416_coco.onnx"
+    if not upstream.is_file():
+        pytest.skip(f"needs the upstream detector ({upstream}), which only the project's machines have")
+    monkeypatch.syspath_prepend(str(ROOT / "training" / "studies"))
+    from detector_bundle import shipped_graph
+
+    manifest = json.loads((SHIPPED / "manifest.json").read_text())
+    assert shipped_graph(upstream.read_bytes()) == (SHIPPED / manifest["graph"]).read_bytes()
+
+
 @needs_shared_data("everyday")
 def test_val_measurement_runs_on_a_few_photos(tmp_path, capsys, monkeypatch):
     pytest.importorskip("onnx")

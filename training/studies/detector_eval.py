@@ -78,6 +78,62 @@ def without_initializer_inputs(data: bytes) -> bytes:
     return m.SerializeToString()
 
 
+def with_fused_hardswish(data: bytes) -> bytes:
+    """The graph with each hard-swish spelt out as Add(x, 3), Clip(0, 6), Mul(x, .), Div(6) (the export's
+    87 of them) written as Mul(x, HardSigmoid(x; 1/6, 0.5)), the same function: ONNX Runtime then fuses it
+    into the convolution before it instead of running four passes and two layout changes over the map.
+    The network takes 22.2 instead of 28.0 ms a val photo; the raw outputs move by at most 2e-5
+    (docs/performance.md). Needs the ``onnx`` package (the ``train`` extra)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    m = onnx.load_from_string(data)
+    g = m.graph
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    consts.update({n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in g.node
+                   if n.op_type == "Constant" and n.attribute and n.attribute[0].type == onnx.AttributeProto.TENSOR})
+    made_by = {o: n for n in g.node for o in n.output}
+    used_by: dict[str, list] = {}
+    for n in g.node:
+        for i in n.input:
+            used_by.setdefault(i, []).append(n)
+
+    def is_const(name: str, v: float) -> bool:
+        return name in consts and consts[name].size == 1 and float(consts[name].reshape(-1)[0]) == v
+
+    outputs = {o.name for o in g.output}
+
+    def only_user(name: str, op: str):
+        users = used_by.get(name, [])
+        return users[0] if len(users) == 1 and users[0].op_type == op and name not in outputs else None
+
+    gone, instead = set(), {}
+    for clip in (n for n in g.node if n.op_type == "Clip"):
+        add = made_by.get(clip.input[0])
+        clipped_0_6 = len(clip.input) == 3 and is_const(clip.input[1], 0.0) and is_const(clip.input[2], 6.0)
+        if add is None or add.op_type != "Add" or not clipped_0_6 or only_user(add.output[0], "Clip") is None:
+            continue
+        xs = [i for i in add.input if not is_const(i, 3.0)]
+        mul = only_user(clip.output[0], "Mul")
+        if len(xs) != 1 or len(add.input) != 2 or mul is None or xs[0] not in mul.input:
+            continue
+        div = only_user(mul.output[0], "Div")
+        if div is None or not is_const(div.input[1], 6.0):
+            continue
+        x, out = xs[0], div.output[0]
+        instead[id(div)] = [helper.make_node("HardSigmoid", [x], [out + "_hsig"], name=div.name + "_hsig",
+                                             alpha=1 / 6, beta=0.5),
+                            helper.make_node("Mul", [x, out + "_hsig"], [out], name=div.name + "_hswish")]
+        gone.update({id(add), id(clip), id(mul)})
+    if not instead:
+        return data
+    nodes = [new for n in g.node if id(n) not in gone for new in instead.get(id(n), [n])]
+    del g.node[:]
+    g.node.extend(nodes)
+    onnx.checker.check_model(m)
+    return m.SerializeToString()
+
+
 def session(path: Path):
     import onnxruntime as ort
 
