@@ -52,12 +52,13 @@ def colour_name(rgb: np.ndarray | tuple[float, float, float]) -> str:
     return name
 
 
-def main_colour_share(img: Image.Image) -> tuple[np.ndarray, float]:
+def main_colour_share(img: Image.Image, at_least: float = 0.0) -> tuple[np.ndarray, float]:
     """The most common colour (RGB) and the share of pixels within ``TOLERANCE`` of it.
 
     The colour comes from a thumbnail; the share is counted on every pixel, a strip at a time,
-    because a reduced picture would average a small word or mark into the background."""
-    rgb = img.convert("RGB")
+    because a reduced picture would average a small word or mark into the background. Counting stops
+    once the share can no longer reach ``at_least``: the share returned is then under it, not exact."""
+    rgb = img if img.mode == "RGB" else img.convert("RGB")  # convert would copy an RGB picture whole
     small = rgb.copy()
     small.thumbnail((SIDE, SIDE), Image.Resampling.BOX)
     px = np.asarray(small, np.int16).reshape(-1, 3)
@@ -65,17 +66,23 @@ def main_colour_share(img: Image.Image) -> tuple[np.ndarray, float]:
     keys = bins[:, 0] * 256 + bins[:, 1] * 16 + bins[:, 2]
     main = px[keys == np.bincount(keys).argmax()].mean(0)
     w, h = rgb.size
+    if small.size == rgb.size:  # a picture no bigger than the thumbnail: its pixels are all here
+        return main, int((np.abs(px - main) <= TOLERANCE).all(1).sum()) / max(w * h, 1)
     rows = max(1, STRIP_PIXELS // max(w, 1))
-    close = 0
+    most_far = (1 - at_least) * w * h  # more pixels than this away from the main colour: under at_least
+    close = far = 0
     for top in range(0, h, rows):
         strip = np.asarray(rgb.crop((0, top, w, min(h, top + rows))), np.int16)
-        close += int((np.abs(strip - main) <= TOLERANCE).all(2).sum())
+        near = int((np.abs(strip - main) <= TOLERANCE).all(2).sum())
+        close, far = close + near, far + strip.shape[0] * w - near
+        if far > most_far:
+            break
     return main, close / max(w * h, 1)
 
 
 def plain_fact(img: Image.Image) -> str:
     """'A blank white image.', 'A mostly blank white image.' or '' (nothing certain to say)."""
-    main, share = main_colour_share(img)
+    main, share = main_colour_share(img, at_least=MOSTLY_BLANK)
     if share >= BLANK:
         return f"A blank {colour_name(main)} image."
     if share >= MOSTLY_BLANK:

@@ -109,6 +109,26 @@ def test_plain_facts_from_pixels():
         assert plain_fact(Image.open(SAMPLES / name)) == "", name
 
 
+def test_main_colour_share_is_exact_where_it_matters():
+    from capdesk.describe.pixelfacts import MOSTLY_BLANK, TOLERANCE, main_colour_share
+
+    def counted(img: Image.Image, main: np.ndarray) -> float:  # every pixel, as the share is defined
+        return float((np.abs(np.asarray(img, np.int16) - main) <= TOLERANCE).all(2).mean())
+
+    big = Image.new("RGB", (2000, 1500), "white")
+    ImageDraw.Draw(big).rectangle((0, 0, 299, 99), fill="black")  # 1% of the picture
+    small = big.resize((200, 150), Image.Resampling.NEAREST)  # no bigger than the thumbnail: counted there
+    for img in (big, small):
+        for at_least in (0.0, MOSTLY_BLANK):
+            main, share = main_colour_share(img, at_least)
+            assert share == counted(img, main) and 0.98 < share < 0.995, (img.size, at_least, share)
+    noise = Image.fromarray(np.random.default_rng(1).integers(0, 256, (3000, 1000, 3), dtype=np.uint8))
+    main, exact = main_colour_share(noise)
+    assert exact == counted(noise, main) and exact < 0.01
+    # Counting stops at the first strip that rules "mostly blank" out: the share is then only under it.
+    assert main_colour_share(noise, MOSTLY_BLANK)[1] < MOSTLY_BLANK
+
+
 def _text_page() -> Image.Image:
     img = Image.new("RGB", (800, 500), "white")
     draw = ImageDraw.Draw(img)
