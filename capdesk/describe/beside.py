@@ -25,4 +25,17 @@ def _pool() -> ThreadPoolExecutor:
 
 def start(fn: Callable[[], T]) -> Future[T]:
     """Run ``fn`` beside the caller; the future gives its result, or raises what it raised."""
-    return _pool().submit(fn)
+    try:
+        return _pool().submit(fn)
+    except RuntimeError:  # the interpreter is shutting down (a watcher's last picture): no new threads
+        return done(fn)
+
+
+def done(fn: Callable[[], T]) -> Future[T]:
+    """``fn`` run here and now, as a finished future."""
+    f: Future[T] = Future()
+    try:
+        f.set_result(fn())
+    except Exception as exc:  # given to whoever asks for the result, as the pool would
+        f.set_exception(exc)
+    return f

@@ -280,3 +280,18 @@ def test_models_verify_checks_the_detector_too(tmp_path):
     (broken / "labels.json").write_text("[]", encoding="utf-8")
     r = run_cli("models", "verify", env={"CAPDESK_DETECTOR": str(broken)})
     assert r.returncode == 1 and "FAILED\tdetector\t" in r.stdout
+
+
+def test_work_beside_the_caption_runs_in_place_once_threads_cannot_start(monkeypatch):
+    """At interpreter shutdown (a watcher's last picture) the pool takes no work: it is done in place."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from capdesk.describe import beside
+
+    closed = ThreadPoolExecutor(max_workers=1)
+    closed.shutdown()
+    monkeypatch.setattr(beside, "_pool", lambda: closed)
+    assert beside.start(lambda: threading.current_thread().name).result() == threading.current_thread().name
+    with pytest.raises(ZeroDivisionError):
+        beside.start(lambda: 1 / 0).result()
