@@ -213,4 +213,3 @@ def test_json_carries_every_part():
                 "provider", "error", "path"):
         assert key in rec, key
     assert isinstance(rec["tags"], list) and all({"label", "probability"} <= set(t) for t in rec["tags"])
-
