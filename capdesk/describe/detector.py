@@ -370,7 +370,6 @@ def verify(folder: Path | None = None) -> list[str]:
 _SAID: set[str] = set()  # problems already said in this process: each is said once
 
 
-
 class ObjectFinder:
     """The detector a describer uses: loaded at the first picture, never again after a failure. A
     missing or broken bundle is said once (a warning naming the folder and the reason) and every
