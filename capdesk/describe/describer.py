@@ -152,7 +152,7 @@ def caption_threads(cores: int | None) -> int:
     """Threads for the caption model's graphs when the user left it to CapDesk: every core but one, which
     the object detector has, since it runs beside the encoder and the decoder (``ObjectFinder.find_later``).
     Measured on 2 cores (docs/performance.md): file to description 42.4 ms with the encoder on both cores
-    against 38.0 ms on one, the detector's core no longer fought over."""
+    against 39.1 ms on one, the detector's core no longer fought over."""
     return max(1, (cores or 1) - 1)
 
 
