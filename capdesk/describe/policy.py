@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from capdesk.describe import captionfix
 from capdesk.describe.alttext import clean_caption
-from capdesk.describe.evidence import Finalist, PictureEvidence
+from capdesk.describe.evidence import Detection, Finalist, PictureEvidence
 from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
 from capdesk.describe.numbers import ONE_OR_TWO, numbers
 from capdesk.describe.objects import mentions, said_name, tokens
@@ -131,6 +131,9 @@ WITNESS_DETECTION, WITNESS_TAG = 0.5, 0.25
 # was left; 0.03 changed nothing more); on the everyday val split it changes two alt texts (two people far
 # off in a sailing boat become "A boat.", a jogger's "sitting on a brick wall" is withheld).
 STRANGE_PERSON, STRANGE_PERSON_AREA = 0.9, 0.02
+# In any photo a person a caption names is seen (or faintly seen) only by a box of at least this share of
+# the picture: people far off are no subject to describe it by.
+PERSON_AREA = 0.01
 # Where nothing else is said about a photo, the setting the concepts see from this probability is said as
 # "May contain: grass, a field." (landscapes, seas and skies have no COCO object and few ImageNet classes,
 # and were empty). On the everyday val photos each of these words, from 0.7, is named (or a word of its
@@ -196,9 +199,20 @@ def _tag_categories(ev: PictureEvidence, floor: float) -> dict[str, tuple[str, f
     return out
 
 
+def person_score(ev: PictureEvidence) -> float:
+    """The surest person box big enough to be a caption's subject."""
+    return max((d.score for d in ev.detections if d.label in PEOPLE and _subject_sized(ev, d)), default=0.0)
+
+
+def _subject_sized(ev: PictureEvidence, d: Detection) -> bool:
+    """Whether a person box is big enough to say (any box, for a record without the picture's size)."""
+    w, h = ev.size or (0, 0)
+    return d.label not in PEOPLE or (d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) >= PERSON_AREA * w * h
+
+
 def seen(ev: PictureEvidence, category: str) -> bool:
     if category in PEOPLE:
-        return ev.best_detection(category) >= PERSON_SEEN
+        return person_score(ev) >= PERSON_SEEN
     if other_animal(ev, category):
         return False
     if ev.best_detection(category) >= THING_SEEN:
@@ -235,7 +249,7 @@ def checkable(ev: PictureEvidence) -> bool:
 def faint(ev: PictureEvidence, category: str) -> bool:
     """Whether a person the detector does not quite see is there at all (a caption naming one is then
     "Probably" at most, rather than withheld)."""
-    return category in PEOPLE and ev.best_detection(category) >= PERSON_FAINT
+    return category in PEOPLE and person_score(ev) >= PERSON_FAINT
 
 
 def unseen(ev: PictureEvidence, text: str) -> list[str]:
@@ -524,7 +538,8 @@ def seen_objects(ev: PictureEvidence) -> tuple[list[str], set[str]]:
     for d in ev.detections:
         # Said from SAY_OBJECT, or from THING_SEEN where a tag of the same kind agrees (two witnesses, and
         # then as sure as the surer of them: the cup the tag calls espresso comes before the table).
-        if other_animal(ev, d.label) or (d.label in PEOPLE and ev.in_domain is False and d.score < STRANGE_PERSON):
+        if other_animal(ev, d.label) or not _subject_sized(ev, d) or (
+                d.label in PEOPLE and ev.in_domain is False and d.score < STRANGE_PERSON):
             continue
         if d.score >= SAY_OBJECT or (d.score >= THING_SEEN and d.label in tagged) or (
                 d.score >= WITNESS_DETECTION and d.label in weak):

@@ -221,6 +221,19 @@ def test_in_a_picture_unlike_the_model_s_photos_people_must_be_big_and_sure():
                 ).text == "A person."
 
 
+def test_people_far_off_are_no_subject_in_any_photo():
+    # Tourists under the Eiffel Tower: sure boxes, each under 1% of the picture (200 of 20,000 pixels).
+    far = [("person", 0.96, (10, 80, 18, 96)), ("person", 0.95, (30, 80, 38, 96)), ("person", 0.93, (50, 80, 58, 96))]
+    w = said("A group of people sitting on the side of a city.", trust=0.92, detections=far)
+    assert w.said_as == "withheld" and "people" not in w.text and "person" not in w.text
+    # Nor do they make an invented subject "Probably" at most when faint.
+    assert said("A person sits on a dock next to a lake.", trust=0.93, detections=[("person", 0.31, (10, 80, 18, 96))],
+                tags=[("dam", 0.86)], tag_threshold=0.7).text == "May contain: a dam."
+    # A person of 3% of the picture is a subject, and counts are still taken from every box.
+    w = said("A person walking down a city street.", trust=0.92, detections=[("person", 0.96, (10, 60, 25, 100))])
+    assert w.said_as == "fact" and w.text == "A person walking down a city street."
+
+
 def test_a_photo_about_which_nothing_else_is_said_gets_its_top_tag():
     w = said("A person holding a knife.", trust=0.05, detections=[], tags=[("hammer", 0.66), ("metal nail", 0.13)],
              tag_threshold=0.7)
