@@ -131,8 +131,11 @@ WITNESS_DETECTION, WITNESS_TAG = 0.5, 0.25
 # was left; 0.03 changed nothing more); on the everyday val split it changes two alt texts (two people far
 # off in a sailing boat become "A boat.", a jogger's "sitting on a brick wall" is withheld).
 STRANGE_PERSON, STRANGE_PERSON_AREA = 0.9, 0.02
-# In any photo a person a caption names is seen (or faintly seen) only by a box of at least this share of
-# the picture: people far off are no subject to describe it by.
+# In any photo a person a caption names is seen (or faintly seen), and said alone, only by a box of at least
+# this share of the picture: tourists at the foot of the Eiffel Tower were its subject. Of the val captions
+# naming a person whose largest box is under 1%, 8 of 14 name people no reference does. Flickr8k val
+# (fact / absent / who-many): none 64.3 / 1.40 / 8.55; 0.005 64.0 / 1.41 / 8.59; 0.01 63.8 / 1.25 / 8.62;
+# 0.015 63.1 / 1.27 / 8.72.
 PERSON_AREA = 0.01
 # Where nothing else is said about a photo, the setting the concepts see from this probability is said as
 # "May contain: grass, a field." (landscapes, seas and skies have no COCO object and few ImageNet classes,

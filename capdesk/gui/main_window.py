@@ -213,6 +213,10 @@ class MainWindow(QMainWindow):
         p = self.session.current
         if p is None or new is self.pane.alt:
             return
+        cursor = self.pane.alt.textCursor()
+        if cursor.hasSelection():
+            cursor.clearSelection()
+            self.pane.alt.setTextCursor(cursor)
         self.session.set_draft(self.pane.alt.toPlainText())
         item = self._item(p.key)
         if new is self.list and item is not None and self.list.currentItem() is item:

@@ -70,6 +70,26 @@ def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, 
     assert item.data(Qt.ItemDataRole.AccessibleDescriptionRole) == "A tabby on the rug, looking up."
 
 
+def test_a_selection_in_the_alt_text_box_ends_as_the_box_is_left(qtbot, open_window, tmp_path):
+    """Text selected in the Alt text box (Ctrl+A to copy it elsewhere), then Alt+I to the list: the selection
+    ends as the box is left, so that Orca's "Text unselected." is not said at the next picture, between its
+    name and its description (the box's text is replaced there)."""
+    d = tmp_path / "photos"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    w = open_window(focus=True)
+    w.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: w.session.current.described is not None, timeout=TIMEOUT)
+    w.pane.alt.setFocus()
+    qtbot.waitUntil(lambda: w.pane.alt.hasFocus(), timeout=5000)
+    w.pane.alt.selectAll()
+    assert w.pane.alt.textCursor().hasSelection()
+    w.list.setFocus()
+    qtbot.waitUntil(lambda: w.list.hasFocus(), timeout=5000)
+    assert not w.pane.alt.textCursor().hasSelection()
+    assert w.pane.alt.toPlainText() == w.session.current.alt_text  # the words stay as they were
+
+
 def test_models_offers_remove_only_for_a_model_the_person_installed(qtbot, open_window, default_bundle, tmp_path):
     from capdesk.gui.dialogs.models import ModelsDialog
     from capdesk.model.install import install

@@ -164,6 +164,15 @@ def test_f5_asks_before_captioning_over_the_person_s_words(walk):
     assert any(question.split("?")[0] in t for t in said), said
 
 
+def test_the_next_picture_is_heard_without_text_unselected(walk):
+    # A part of the alt text was selected (Shift+Home) before Alt+I and Down: the selection ends as the box is
+    # left, so nothing comes between the next picture's name and its words.
+    steps, *_ = walk
+    said = _after(steps, "key Down")
+    assert any(t.startswith("chelsea.png") for t in said), said
+    assert not any("unselected" in t for t in said), said
+
+
 def test_f10_then_right_walks_the_menus(walk):
     steps, *_ = walk
     first, second = _after(steps, "key Right", 1), _after(steps, "key Right", 2)
