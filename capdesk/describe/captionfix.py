@@ -29,6 +29,9 @@ PERSON_PRONOUNS = frozenset({"his", "her", "himself", "herself"})
 DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five", "several", "many", "some",
                          "this", "another"})
 VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
+# What "and another" is said of, not dropped as a repeat: people, animals and vehicles.
+_SUBJECTS = frozenset({"person", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe",
+                       "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
 GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "pack", "team", "bunch"})
 # Verbs the caption model says right after its subject without "is"/"are" ("two dogs play", "a dog runs"):
 # a recounted subject takes the verb's other form.
@@ -66,13 +69,38 @@ def neutral(words: list[str]) -> list[str]:
 
 
 def _pairs(words: list[str]) -> list[str]:
-    """'a person and a person' (once a man and a woman) -> 'two people'."""
+    """'a person and a person', 'a person and person' (once a man and a woman) -> 'two people'."""
     for one, other, two in (("person", "person", "people"), ("child", "child", "children"),
                             ("child", "person", "people"), ("person", "child", "people")):
-        for i in range(len(words) - 4):
-            if words[i:i + 5] == ["a", one, "and", "a", other]:
-                return words[:i] + ["two", two] + words[i + 5:]
+        for i in range(len(words) - 3):
+            for pair in (["a", one, "and", "a", other], ["a", one, "and", other]):
+                if words[i:i + len(pair)] == pair:
+                    return words[:i] + ["two", two] + words[i + len(pair):]
     return words
+
+
+def without_repeats(words: list[str]) -> list[str]:
+    """The caption without the words the caption model says twice over "and": "a white and white dog" ->
+    "a white dog", "a black hat and a hat" -> "a black hat", "cars and cars" -> "cars"; a second person or
+    animal is another one ("a black dog and a dog" -> "a black dog and another dog")."""
+    out = list(words)
+    i = 0
+    while i + 2 < len(out):
+        if out[i + 1] != "and":
+            i += 1
+            continue
+        same = out[i + 2] == out[i]
+        with_article = out[i + 2] in ("a", "an", "the") and i + 3 < len(out) and out[i + 3] == out[i]
+        if with_article and PHRASES.get((out[i],)) in _SUBJECTS:
+            out[i + 2] = "another"
+        elif with_article:
+            del out[i + 1:i + 4]
+            continue
+        elif same and not (PHRASES.get((out[i],)) in _SUBJECTS and singular(out[i]) == out[i]):
+            del out[i + 1:i + 3]
+            continue
+        i += 1
+    return out
 
 
 def _articles(words: list[str]) -> list[str]:

@@ -368,7 +368,7 @@ def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
                                         "background, with no scene to describe, so what was seen is said", guess)
         if seen_instead.objects or seen_instead.maybe:
             return seen_instead
-    words = tokens(f.text)
+    words = captionfix.without_repeats(tokens(f.text))
     if not SAY_SEX:
         neutral = captionfix.neutral(words)
         if neutral != words:

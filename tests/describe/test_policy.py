@@ -8,7 +8,7 @@ import pytest
 from evidence_helpers import evidence, said
 
 from capdesk.describe import policy
-from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence
+from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, without_repeats
 from capdesk.describe.evidence import PictureEvidence, overhead
 from capdesk.describe.numbers import gender, numbers
 from capdesk.status import SaidAs
@@ -79,6 +79,23 @@ def test_who_is_said_only_as_far_as_it_is_reliable():
                           ("a little boy and a girl", "A little child and a person."),
                           ("a boy and a girl are playing", "Two people are playing.")]:
         assert sentence(neutral(caption.split(" "))) == want
+
+
+def test_words_the_model_says_twice_over_and_are_said_once():
+    for caption, want in [("a white and white dog is holding a stick", "A white dog is holding a stick."),
+                          ("a man in a black hat and a hat", "A man in a black hat."),
+                          ("a man wearing a hat and hat is smiling", "A man wearing a hat is smiling."),
+                          ("a city street with cars and cars on the street", "A city street with cars on the street."),
+                          ("a black dog and a dog are playing", "A black dog and another dog are playing."),
+                          ("a black and white dog runs", "A black and white dog runs.")]:
+        assert sentence(without_repeats(caption.split(" "))) == want
+    # "a man and woman" is two people, however the model writes it.
+    assert sentence(neutral("a woman and woman are standing".split(" "))) == "Two people are standing."
+    two = ONE_PERSON + [("person", 0.97, (100, 10, 190, 100))]
+    assert said("A man and woman are standing in front of a fence.", trust=0.99, detections=two).text == (
+        "Two people are standing in front of a fence.")
+    assert said("A man in a yellow hat and a hat is sitting on a railing.", trust=0.99, detections=ONE_PERSON).text == (
+        "A person in a yellow hat is sitting on a railing.")
 
 
 def test_without_a_detector_the_caption_stands_on_its_trust():
