@@ -27,6 +27,19 @@ MAX_CHARS = 200
 _lock = threading.Lock()
 _engine = None
 _failed = False
+# Threads each of the reader's sessions computes on; None: RapidOCR's own (every core, ONNX Runtime's
+# threads spinning between runs), the fastest for one picture full of lines (a map screenshot of 1220 x 764
+# read in 3.2 s against 4.2 s on one thread). A folder reads one picture while the other chunk's caption
+# work runs on the other core: there one thread each takes 80 ms of CPU for a val photo with text against
+# 190 (the spinning threads), with the same words (docs/performance.md).
+_threads: int | None = None
+
+
+def use_threads(n: int | None) -> None:
+    """How many threads the reader's sessions take, for a process that reads many pictures beside other
+    work; only before the first read (the sessions are made once)."""
+    global _threads
+    _threads = n
 
 
 def available() -> bool:
@@ -73,6 +86,8 @@ def _sessions_through_the_graph_cache() -> Iterator[None]:
             data = None
         if data is None or sess_options is None:
             return real(path, sess_options=sess_options, providers=providers)
+        if _threads:
+            sess_options.intra_op_num_threads = _threads
         names = [p if isinstance(p, str) else p[0] for p in providers or []]
         with tempfile.TemporaryDirectory(prefix="capdesk-no-external-") as empty:
             sess_options.add_session_config_entry(EXTERNAL_DATA_FOLDER, empty)

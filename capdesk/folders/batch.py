@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from capdesk.describe import ocr
 from capdesk.describe.describer import Described, Describer
 from capdesk.folders.reading import describe_paths, expand_paths
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
@@ -151,7 +152,9 @@ OVERLAP = chunks_at_once(os.cpu_count())
 
 def local_stream(describer: Describer, batch_size: int = 8, overlap: int = OVERLAP) -> DescribeStream:
     """Describing on this machine: chunks of ``batch_size`` pictures, decoded ahead while the model runs,
-    ``overlap`` chunks described at once."""
+    ``overlap`` chunks described at once (and text read on one thread, beside the other chunks' work)."""
+    ocr.use_threads(1)
+
     def stream(paths: list[str]) -> Iterator[Described]:
         return describe_paths(describer, paths, batch_size=batch_size, overlap=overlap)
     return stream

@@ -89,3 +89,23 @@ def test_a_short_line_is_read_at_its_own_width_beside_long_ones(px: int) -> None
         d.text((12, 30 + 3 * px * i), line, fill=(20, 20, 20), font_size=px)
     read = ocr.read_text(img, upscale=1.0, space_words=False) or ""
     assert "gate seven" in read, read
+
+
+def _reader_threads() -> set[int]:
+    eng = ocr._get()
+    parts = (eng.text_det.infer, eng.text_cls.infer, eng.text_rec.session)
+    return {p.session.get_session_options().intra_op_num_threads for p in parts}
+
+
+@needs_ocr
+def test_a_folder_reads_text_on_one_thread_with_the_same_words(monkeypatch) -> None:
+    # A folder reads one picture beside the other chunk's caption work: RapidOCR's own sessions take every
+    # core with spinning threads (190 ms of CPU for a val photo with text, against 80 on one thread).
+    from capdesk.folders.batch import local_stream
+
+    own = ocr.read_text(_sign(14), upscale=1.0)
+    monkeypatch.setattr(ocr, "_engine", None)
+    monkeypatch.setattr(ocr, "_threads", None)
+    local_stream(None)  # type: ignore[arg-type]  # a folder's describing says it before any picture is read
+    assert _reader_threads() == {1}
+    assert ocr.read_text(_sign(14), upscale=1.0) == own
