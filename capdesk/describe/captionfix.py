@@ -91,7 +91,9 @@ def without_repeats(words: list[str]) -> list[str]:
             continue
         same = out[i + 2] == out[i]
         with_article = out[i + 2] in ("a", "an", "the") and i + 3 < len(out) and out[i + 3] == out[i]
-        if with_article and PHRASES.get((out[i],)) in _SUBJECTS:
+        if with_article and PHRASES.get((out[i],)) == "person":
+            pass  # "a man and a man": two people, once the words are neutral (``_pairs``)
+        elif with_article and PHRASES.get((out[i],)) in _SUBJECTS:
             out[i + 2] = "another"
         elif with_article:
             del out[i + 1:i + 4]

@@ -91,6 +91,7 @@ def test_words_the_model_says_twice_over_and_are_said_once():
         assert sentence(without_repeats(caption.split(" "))) == want
     # "a man and woman" is two people, however the model writes it.
     assert sentence(neutral(["a", "woman", "and", "woman", "are", "standing"])) == "Two people are standing."
+    assert sentence(neutral(without_repeats(["a", "man", "and", "a", "man", "talk"]))) == "Two people talk."
     two = ONE_PERSON + [("person", 0.97, (100, 10, 190, 100))]
     assert said("A man and woman are standing in front of a fence.", trust=0.99, detections=two).text == (
         "Two people are standing in front of a fence.")
