@@ -80,10 +80,10 @@ def _pairs(words: list[str]) -> list[str]:
 
 
 def without_repeats(words: list[str]) -> list[str]:
-    """The caption without the words the caption model says twice over "and": "a white and white dog" ->
+    """The caption without the words said twice over "and" or side by side: "a white and white dog" ->
     "a white dog", "a black hat and a hat" -> "a black hat", "cars and cars" -> "cars"; a second person or
     animal is another one ("a black dog and a dog" -> "a black dog and another dog")."""
-    out = list(words)
+    out = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1]]  # "a desk desk"
     i = 0
     while i + 2 < len(out):
         if out[i + 1] != "and":

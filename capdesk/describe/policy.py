@@ -374,6 +374,7 @@ def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
         if neutral != words:
             words, mended = neutral, [*mended, "who: said as a person or a child"]
     words, dropped = _without_unseen_details(ev, words)
+    words = captionfix.without_repeats(words)  # a detail left out can leave one ("a kitchen and kitchen")
     words, counts, doubt = _recount(ev, words)
     if doubt and said_as is SaidAs.FACT:
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"

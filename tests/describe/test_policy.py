@@ -87,7 +87,8 @@ def test_words_the_model_says_twice_over_and_are_said_once():
                           ("a man wearing a hat and hat is smiling", "A man wearing a hat is smiling."),
                           ("a city street with cars and cars on the street", "A city street with cars on the street."),
                           ("a black dog and a dog are playing", "A black dog and another dog are playing."),
-                          ("a black and white dog runs", "A black and white dog runs.")]:
+                          ("a black and white dog runs", "A black and white dog runs."),
+                          ("a desk desk and a chair", "A desk and a chair.")]:
         assert sentence(without_repeats(caption.split(" "))) == want
     # "a man and woman" is two people, however the model writes it.
     assert sentence(neutral(["a", "woman", "and", "woman", "are", "standing"])) == "Two people are standing."
@@ -97,6 +98,8 @@ def test_words_the_model_says_twice_over_and_are_said_once():
         "Two people are standing in front of a fence.")
     assert said("A man in a yellow hat and a hat is sitting on a railing.", trust=0.99, detections=ONE_PERSON).text == (
         "A person in a yellow hat is sitting on a railing.")
+    # A detail nothing sees, left out, can leave a repeat behind.
+    assert said("A kitchen with a sink and kitchen.", trust=0.99, detections=[]).text == "A kitchen."
 
 
 def test_without_a_detector_the_caption_stands_on_its_trust():
