@@ -29,6 +29,7 @@ PERSON_PRONOUNS = frozenset({"his", "her", "himself", "herself"})
 DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five", "several", "many", "some",
                          "this", "another"})
 VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
+_PLACE_WORDS = frozenset({"on", "at", "in", "near", "by"})
 # What "and another" is said of, not dropped as a repeat: people, animals and vehicles.
 _SUBJECTS = frozenset({"person", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe",
                        "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
@@ -84,6 +85,11 @@ def without_repeats(words: list[str]) -> list[str]:
     "a white dog", "a black hat and a hat" -> "a black hat", "cars and cars" -> "cars"; a second person or
     animal is another one ("a black dog and a dog" -> "a black dog and another dog")."""
     out = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1]]  # "a desk desk"
+    for i in range(len(out) - 5):  # "on a beach at the beach": the place said once
+        if out[i] in _PLACE_WORDS and out[i + 3] in _PLACE_WORDS and out[i + 1] in ("a", "an", "the") \
+                and out[i + 4] in ("a", "an", "the") and out[i + 2] == out[i + 5]:
+            del out[i + 3:i + 6]
+            break
     i = 0
     while i + 2 < len(out):
         if out[i + 1] != "and":

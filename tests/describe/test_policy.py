@@ -88,7 +88,8 @@ def test_words_the_model_says_twice_over_and_are_said_once():
                           ("a city street with cars and cars on the street", "A city street with cars on the street."),
                           ("a black dog and a dog are playing", "A black dog and another dog are playing."),
                           ("a black and white dog runs", "A black and white dog runs."),
-                          ("a desk desk and a chair", "A desk and a chair.")]:
+                          ("a desk desk and a chair", "A desk and a chair."),
+                          ("people sitting on a beach at the beach", "People sitting on a beach.")]:
         assert sentence(without_repeats(caption.split(" "))) == want
     # "a man and woman" is two people, however the model writes it.
     assert sentence(neutral(["a", "woman", "and", "woman", "are", "standing"])) == "Two people are standing."
