@@ -217,6 +217,48 @@ GAMES = frozenset({"player", "players", "game", "games", "field", "court", "team
 POSSESSIVES = frozenset({"its", "his", "her", "their"})
 
 
+COLOURS = frozenset({"white", "black", "red", "blue", "green", "yellow", "brown", "pink", "orange", "purple",
+                     "gray", "grey", "tan", "silver", "gold"})
+# Clothes that say little but their colour: without it "in a shirt" says nothing, and goes with it (a
+# dress, a uniform, a helmet or a wetsuit still says something, and stays).
+CLOTHES = frozenset({"shirt", "shirts", "top", "tops", "jacket", "jackets", "coat", "coats", "sweater", "hoodie",
+                     "outfit", "outfits", "clothes"})
+# After a colour these words end its phrase: the colour is said of a thing only when a noun follows it.
+_NOT_A_NOUN = frozenset({"and", "with", "in", "on", "at", "of", "is", "are", "while", "near", "by", "as"})
+
+
+def without_colours(words: list[str], unsure: set[str]) -> list[str]:
+    """The caption without the colours in ``unsure`` where they say what colour a thing is ("a dog in a
+    red shirt" -> "a dog in a shirt"; "black and white" goes only when both are unsure); a colour said as
+    a thing ("dressed in black") stays."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        pair = words[i + 1:i + 3] if i + 2 < len(words) else []
+        if w in COLOURS and len(pair) == 2 and pair[0] == "and" and pair[1] in COLOURS:
+            nxt = words[i + 3] if i + 3 < len(words) else ""
+            if w in unsure and pair[1] in unsure and nxt and nxt not in _NOT_A_NOUN:
+                i += 3
+                continue
+            out.extend(words[i:i + 3])
+            i += 3
+            continue
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in unsure and nxt and nxt not in _NOT_A_NOUN and nxt not in COLOURS:
+            after = words[i + 2] if i + 2 < len(words) else ""
+            if nxt in CLOTHES and out[-2:-1] in (["in"], ["wearing"]) and out[-1:] in (["a"], ["an"]) \
+                    and after != "and":
+                del out[-2:]  # "a person in a red shirt is sitting" -> "a person is sitting"
+                i += 2
+                continue
+            i += 1
+            continue
+        out.append(w)
+        i += 1
+    return _articles(out)
+
+
 def drop(words: list[str], category: str) -> list[str] | None:
     out = _without(words, category)
     # "a man is holding a ball" cannot lose its object: "a man is" says nothing.
