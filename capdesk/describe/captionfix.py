@@ -30,6 +30,7 @@ DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five"
                          "this", "another"})
 VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
 _PLACE_WORDS = frozenset({"on", "at", "in", "near", "by"})
+_PLACE_ENDS = frozenset({"is", "are", "while", "as", "during", "for"})  # what may follow the place's phrase
 # What "and another" is said of, not dropped as a repeat: people, animals and vehicles.
 _SUBJECTS = frozenset({"person", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe",
                        "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
@@ -265,6 +266,18 @@ def drop(words: list[str], category: str) -> list[str] | None:
     return None if not out or out[-1] in ("is", "are", "a", "an", "the") or out[-1] in PREPOSITIONS else out
 
 
+def drop_place(words: list[str], noun: str) -> list[str] | None:
+    """The caption without the phrase that says where, around ``noun`` ("standing in front of a building"
+    -> "standing"), or None as for ``drop``."""
+    if noun not in words:
+        return None
+    start = words.index(noun)
+    if start + 1 < len(words) and words[start + 1] not in PREPOSITIONS | _PLACE_ENDS:
+        return None  # "a city street", "a rock path": the word names another place, which stays
+    out = _without_span(words, start, start + 1)
+    return None if not out or out[-1] in ("is", "are", "a", "an", "the") or out[-1] in PREPOSITIONS else out
+
+
 def _without(words: list[str], category: str) -> list[str] | None:
     """The caption without its mention of ``category``: "a man sitting on a bench in a park" -> "a man
     sitting in a park", "a clock tower" -> "a tower", "holding a tennis racket" goes with its verb; None
@@ -272,7 +285,10 @@ def _without(words: list[str], category: str) -> list[str] | None:
     span = _find(words, category)
     if span is None:
         return None
-    start, end = span
+    return _without_span(words, *span)
+
+
+def _without_span(words: list[str], start: int, end: int) -> list[str] | None:
     if end < len(words) and words[end] in GAMES:
         return None
     if words[end:end + 2] in (["on", "it"], ["in", "it"], ["on", "them"]):
