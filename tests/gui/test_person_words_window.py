@@ -49,9 +49,8 @@ def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp
     assert ((d / "chelsea.txt").read_bytes(), (d / "chelsea.png.xmp").read_bytes()) == saved
 
 
-def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, open_window, tmp_path):
-    """Typing in the Alt text box, then Alt+I (or Tab) to the list: the entry says "edited, not saved" and
-    holds the words typed, not the old status and text."""
+def _in_the_alt_box_of_chelsea(qtbot, open_window, tmp_path):
+    """A focused window on a folder of chelsea.png, described, with the focus in the Alt text box."""
     d = tmp_path / "photos"
     d.mkdir()
     shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
@@ -60,6 +59,13 @@ def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, 
     qtbot.waitUntil(lambda: w.session.current.described is not None, timeout=TIMEOUT)
     w.pane.alt.setFocus()
     qtbot.waitUntil(lambda: w.pane.alt.hasFocus(), timeout=5000)
+    return w
+
+
+def test_the_list_entry_says_an_unsaved_draft_as_soon_as_the_box_is_left(qtbot, open_window, tmp_path):
+    """Typing in the Alt text box, then Alt+I (or Tab) to the list: the entry says "edited, not saved" and
+    holds the words typed, not the old status and text."""
+    w = _in_the_alt_box_of_chelsea(qtbot, open_window, tmp_path)
     w.pane.alt.setPlainText("A tabby on the rug, looking up.")
     w.list.setFocus()
     qtbot.waitUntil(lambda: w.list.hasFocus(), timeout=5000)
@@ -74,14 +80,7 @@ def test_a_selection_in_the_alt_text_box_ends_as_the_box_is_left(qtbot, open_win
     """Text selected in the Alt text box (Ctrl+A to copy it elsewhere), then Alt+I to the list: the selection
     ends as the box is left, so that Orca's "Text unselected." is not said at the next picture, between its
     name and its description (the box's text is replaced there)."""
-    d = tmp_path / "photos"
-    d.mkdir()
-    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
-    w = open_window(focus=True)
-    w.open_path(d / "chelsea.png")
-    qtbot.waitUntil(lambda: w.session.current.described is not None, timeout=TIMEOUT)
-    w.pane.alt.setFocus()
-    qtbot.waitUntil(lambda: w.pane.alt.hasFocus(), timeout=5000)
+    w = _in_the_alt_box_of_chelsea(qtbot, open_window, tmp_path)
     w.pane.alt.selectAll()
     assert w.pane.alt.textCursor().hasSelection()
     w.list.setFocus()
