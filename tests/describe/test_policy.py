@@ -106,7 +106,7 @@ def test_words_the_model_says_twice_over_and_are_said_once():
 def test_a_colour_the_concepts_do_not_see_is_left_out():
     # On val, a colour the concept head gives under 0.2 is named by none of five human captions 71% of the
     # time (a blue shirt for a brown one, a yellow shirt for a white one).
-    seen = {"person": 0.95, "red": 0.7, "blue": 0.05, "white": 0.1, "black": 0.12}
+    seen = {"person": 0.95, "red": 0.7, "blue": 0.05, "white": 0.1, "black": 0.12, "rock": 0.6, "hurdle": 0.5}
     w = said("A man in a blue shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON, concepts=seen)
     assert w.text == "A person is climbing a rock."
     d = policy.decide(evidence("A man in a blue shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON,
@@ -140,6 +140,9 @@ def test_a_place_the_concepts_do_not_see_is_left_out():
         "A person is walking down a city street.")
     assert said("A man is in the snow.", trust=0.99, detections=ONE_PERSON, concepts=seen).text == (
         "A person is in the snow.")
+    # A thing the detector does not know is checked the same way: "holding a video game" for a basketball.
+    assert said("A man standing in a room holding a video game.", trust=0.99, detections=ONE_PERSON,
+                concepts={"person": 0.95, "room": 0.4}).text == "A person standing in a room."
 
 
 def test_without_a_detector_the_caption_stands_on_its_trust():
