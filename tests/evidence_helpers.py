@@ -31,3 +31,8 @@ def said(caption: str = "A dog runs on the grass.", *, tags_mode: str = "auto", 
     """The alt text the policy and the composer make of one picture's evidence."""
     d = policy.decide(evidence(caption, **kw), policy.Options(tags_mode, show_guess, low_confidence))
     return composer.alt_text(d, show_guess)
+
+
+def mended(caption: str, **kw) -> list[str]:
+    """What the policy changed in one picture's caption, as ``--json`` says it."""
+    return policy.decide(evidence(caption, **kw)).mended

@@ -261,8 +261,12 @@ def without_colours(words: list[str], unsure: set[str]) -> list[str]:
 
 
 def drop(words: list[str], category: str) -> list[str] | None:
-    out = _without(words, category)
-    # "a man is holding a ball" cannot lose its object: "a man is" says nothing.
+    return _complete(_without(words, category))
+
+
+def _complete(out: list[str] | None) -> list[str] | None:
+    """``out``, or None where what is left ends unfinished: "a man is holding a ball" cannot lose its
+    object, "a man is" says nothing."""
     return None if not out or out[-1] in ("is", "are", "a", "an", "the") or out[-1] in PREPOSITIONS else out
 
 
@@ -274,8 +278,7 @@ def drop_place(words: list[str], noun: str) -> list[str] | None:
     start = words.index(noun)
     if start + 1 < len(words) and words[start + 1] not in PREPOSITIONS | _PLACE_ENDS:
         return None  # "a city street", "a rock path": the word names another place, which stays
-    out = _without_span(words, start, start + 1)
-    return None if not out or out[-1] in ("is", "are", "a", "an", "the") or out[-1] in PREPOSITIONS else out
+    return _complete(_without_span(words, start, start + 1))
 
 
 def _without(words: list[str], category: str) -> list[str] | None:

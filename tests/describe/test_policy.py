@@ -5,7 +5,7 @@ described by what was seen."""
 from __future__ import annotations
 
 import pytest
-from evidence_helpers import evidence, said
+from evidence_helpers import evidence, mended, said
 
 from capdesk.describe import policy
 from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, without_repeats
@@ -109,9 +109,8 @@ def test_a_colour_the_concepts_do_not_see_is_left_out():
     seen = {"person": 0.95, "red": 0.7, "blue": 0.05, "white": 0.1, "black": 0.12, "rock": 0.6, "hurdle": 0.5}
     w = said("A man in a blue shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON, concepts=seen)
     assert w.text == "A person is climbing a rock."
-    d = policy.decide(evidence("A man in a blue shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON,
-                               concepts=seen))
-    assert "colour not seen, left out: blue" in d.mended
+    assert "colour not seen, left out: blue" in mended("A man in a blue shirt is climbing a rock.", trust=0.99,
+                                                       detections=ONE_PERSON, concepts=seen)
     assert said("A man in a red shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON, concepts=seen).text == (
         "A person in a red shirt is climbing a rock.")
     dog = [("dog", 0.95, (0, 0, 120, 100))]
@@ -130,9 +129,8 @@ def test_a_place_the_concepts_do_not_see_is_left_out():
     seen = {"person": 0.95, "grass": 0.6}
     w = said("A man is standing in front of a building.", trust=0.99, detections=ONE_PERSON, concepts=seen)
     assert w.text == "A person is standing."
-    d = policy.decide(evidence("A man is standing in front of a building.", trust=0.99, detections=ONE_PERSON,
-                               concepts=seen))
-    assert "place not seen, left out: building" in d.mended
+    assert "place not seen, left out: building" in mended("A man is standing in front of a building.", trust=0.99,
+                                                          detections=ONE_PERSON, concepts=seen)
     assert said("A man is standing on the grass.", trust=0.99, detections=ONE_PERSON, concepts=seen).text == (
         "A person is standing on the grass.")
     # A place word naming another place stays ("a city street"), and so does a place the sentence needs.
