@@ -34,6 +34,8 @@ import secrets
 import shutil
 import socket
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,12 @@ RAY_MISSING = "Ray is not installed: pip install 'capdesk[ray]'"
 # Where a chunk is no longer worth its own Ray block: past this, chunks share blocks, so that the
 # per-block bookkeeping of a million-picture batch stays small next to the describing.
 MAX_BLOCKS = 10_000
+# Ray Data's own threads (its executor, the threads that fetch blocks for ``iter_rows``) can still be
+# finishing after the rows are closed. One that touches Ray after ``ray.shutdown()`` ends the whole process
+# at once with status 1 (Ray's core worker "has already been shutdown ... The process will exit"): a Ctrl+C
+# then exited 1, not 130. They are waited for before Ray is stopped, this long at most.
+RAY_DATA_THREADS = ("StreamingExecutor", "iter_threaded", "ray-data-metadata-prefetch")
+RAY_DATA_WAIT_S = 10.0
 
 
 class RaySetupError(Exception):
@@ -292,6 +300,14 @@ class PrivateRay:
             self.temp_dir = None
 
 
+def wait_for_ray_data_threads(timeout: float = RAY_DATA_WAIT_S) -> None:
+    """Wait (``timeout`` at most, all together) for the threads Ray Data runs for a dataset to end."""
+    end = time.monotonic() + timeout
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and t.name.startswith(RAY_DATA_THREADS):
+            t.join(max(0.0, end - time.monotonic()))
+
+
 def connect(plan: RayPlan, private: PrivateRay | None = None) -> bool:
     """Join the cluster at ``plan.address``, or start a Ray on this machine, set up by ``private``
     (a fresh ``PrivateRay`` when None); True when this call started Ray (and so should stop it,
@@ -403,6 +419,7 @@ class RayRun:
             self._ours = False
             import ray
 
+            wait_for_ray_data_threads()
             with contextlib.suppress(Exception):
                 ray.shutdown()
             self.private.close()  # after Ray's processes are gone: the token and the session folder go
