@@ -52,7 +52,8 @@ MAX_BLOCKS = 10_000
 # Ray Data's own threads (its executor, the threads that fetch blocks for ``iter_rows``) can still be
 # finishing after the rows are closed. One that touches Ray after ``ray.shutdown()`` ends the whole process
 # at once with status 1 (Ray's core worker "has already been shutdown ... The process will exit"): a Ctrl+C
-# then exited 1, not 130. They are waited for before Ray is stopped, this long at most.
+# then exited 1, not 130. They are waited for before Ray is stopped, this long at most. (Its "Prefetcher"
+# thread is not: it stays, idle, for the life of the process.)
 RAY_DATA_THREADS = ("StreamingExecutor", "iter_threaded", "ray-data-metadata-prefetch")
 RAY_DATA_WAIT_S = 10.0
 
@@ -415,11 +416,12 @@ class RayRun:
                 yield Described(p, model=self.describer.name, error=why)
 
     def close(self) -> None:
+        # Also when joining a cluster: Ray disconnects from it as Python exits, with the same race.
+        wait_for_ray_data_threads()
         if self._ours:
             self._ours = False
             import ray
 
-            wait_for_ray_data_threads()
             with contextlib.suppress(Exception):
                 ray.shutdown()
             self.private.close()  # after Ray's processes are gone: the token and the session folder go
