@@ -64,7 +64,13 @@ def test_a_trickling_client_holds_no_other(listener):
         assert client.ask({"n": 2}, env) == {"echo": 2}
         assert time.monotonic() - started < REQUEST_TIMEOUT_S  # not queued behind the slow one
         slow.settimeout(REQUEST_TIMEOUT_S + 5)
-        assert slow.recv(100) == b""  # the slow one is cut off at the deadline, trickle or not
+        try:
+            end = slow.recv(100)
+        except ConnectionResetError:
+            # Cut off with a trickled byte still unread on the service's side: Linux then resets the
+            # connection rather than ending it. Still cut off; a service that kept it would time out here.
+            end = b""
+        assert end == b""  # the slow one is cut off at the deadline, trickle or not
     finally:
         stop.set()
         slow.close()
