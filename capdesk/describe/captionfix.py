@@ -109,7 +109,30 @@ def without_repeats(words: list[str]) -> list[str]:
             del out[i + 1:i + 3]
             continue
         i += 1
-    return out
+    return _place_said_twice(out)
+
+
+# Where a closing phrase may say a place again ("on", "in", "into", "at", and "of" as in "on top of" or "a
+# field of a field"); "with", "near", "next to" and "over" introduce another thing of the same kind as often
+# ("a dog playing with a dog", "a car next to a car"), which stays.
+_AGAIN_PLACE = frozenset({"on", "in", "into", "at", "of"})
+
+
+def _place_said_twice(words: list[str]) -> list[str]:
+    """The caption without a closing phrase of place that names again a thing it has named: "a living room in
+    a room" -> "a living room", "a city street with cars on the street" -> "a city street with cars"; as it
+    was where what is left would end unfinished."""
+    if len(words) < 4:
+        return words
+    last = words[-1]
+    det = _determiner_start(words, len(words) - 1)
+    if det is None or det < 2 or words[det - 1] not in _AGAIN_PLACE or last not in words[:det]:
+        return words
+    if any(w.endswith("ing") for w in words[det + 1:]):
+        return words  # not one noun phrase: "in a white shirt playing tennis"
+    if PHRASES.get((singular(last),)) in _SUBJECTS or last in GROUP_WORDS:
+        return words  # a person or an animal said again may be another one ("a dog laying on the back of a dog")
+    return _complete(_without_span(words, len(words) - 1, len(words))) or words
 
 
 def _articles(words: list[str]) -> list[str]:
