@@ -111,7 +111,8 @@ def test_a_closing_place_that_names_a_thing_again_is_left_out():
                           ("a city street with cars on the street", "A city street with cars."),
                           ("a group of people walking down the street at a busy street",
                            "A group of people walking down the street."),
-                          ("two people sitting on a bench in front of a wooden bench", "Two people sitting on a bench.")]:
+                          ("two people sitting on a bench in front of a wooden bench",
+                           "Two people sitting on a bench.")]:
         assert sentence(without_repeats(caption.split(" "))) == want
     # What stays: another of a kind ("with", "next to"), a person or an animal again, a verb that looks like
     # the noun, a phrase that is not one noun's.
