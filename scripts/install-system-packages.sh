@@ -6,7 +6,9 @@
 # metadata the installer ships, strace (the no-network test traces every socket call), GNOME's
 # keyboard-shortcut schema (install-user.sh --shortcut is tested against it; one package, about 2 s),
 # and a real browser on the accessibility bus for `capdesk screen --focus` (firefox-esr, at-spi2-core,
-# and xdotool to press Tab in it; about 70 MB). A package this system's apt does not offer (Ubuntu has
+# and xdotool to press Tab in it; about 70 MB), speech-dispatcher with its espeak-ng module (the screen key
+# speaks through it where it runs), gsettings (libglib2.0-bin) and gcc (a test builds a Qt plugin
+# with a missing library). A package this system's apt does not offer (Ubuntu has
 # no firefox-esr outside a PPA) is named and skipped, and the tests that need it skip saying so.
 # With arguments, installs those packages instead (the installer's build and smoke test use it);
 # --app among them stands for what the app itself needs (the README's Quick start): Python's venv module,
@@ -26,7 +28,8 @@ done
       libxkbcommon-x11-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
       libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-image0 libxcb-render-util0 libimage-exiftool-perl sox
       desktop-file-utils appstream strace epubcheck libreoffice-writer-nogui libreoffice-impress-nogui
-      gnome-settings-daemon-common firefox-esr at-spi2-core xdotool)
+      gnome-settings-daemon-common libglib2.0-bin firefox-esr at-spi2-core xdotool speech-dispatcher
+      speech-dispatcher-espeak-ng gcc)
 if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
   echo "install-system-packages.sh: not a Debian or Ubuntu system; install what these Debian packages give, if" \
        "needed, with your system's tools: ${pkgs[*]}" >&2
