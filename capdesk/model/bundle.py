@@ -335,19 +335,39 @@ def read_limited(path: Path, limit: int) -> bytes:
     return data
 
 
+def cannot_open(path: Path, exc: OSError) -> str:
+    """One line for a model path that cannot be looked at: "cannot open model folder /root/m: permission
+    denied" (a folder above it the user may not enter, a link loop...)."""
+    what = "model zip" if path.suffix.lower() == ".zip" else "model folder"
+    why = (exc.strerror or str(exc)).lower()
+    return f"cannot open {what} {path}: {why}"
+
+
+def _stat_or_none(path: Path, bundle: Path) -> os.stat_result | None:
+    """``path``'s stat; None when nothing is there; BundleError naming ``bundle`` when it cannot be asked."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:  # EACCES, ELOOP, ENAMETOOLONG...: a reason, never a traceback
+        raise BundleError(cannot_open(bundle, exc)) from None
+
+
 def open_bundle(path: str | os.PathLike[str], source: str = "path") -> Bundle:
     """Open a bundle folder or zip and validate its manifest (file hashes are checked on read)."""
     p = Path(path)
-    if p.is_dir():
+    st = _stat_or_none(p, p)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         mf = p / "manifest.json"
-        if not mf.is_file():
+        mst = _stat_or_none(mf, p)
+        if mst is None or not stat.S_ISREG(mst.st_mode):
             raise BundleError(f"{p}: not a model bundle (no manifest.json)")
         try:
             raw = read_limited(mf, schema.MANIFEST_MAX_BYTES)
         except OSError as exc:
             raise BundleError(f"{p}: manifest.json is unreadable ({exc})") from None
         return Bundle(p, manifest_from_bytes(p, raw), source)
-    if p.is_file() and (p.suffix.lower() == ".zip" or zipfile.is_zipfile(p)):
+    if st is not None and stat.S_ISREG(st.st_mode) and (p.suffix.lower() == ".zip" or zipfile.is_zipfile(p)):
         try:
             with zipfile.ZipFile(p) as zf:
                 root = zip_root(p, zf.namelist())
@@ -356,12 +376,14 @@ def open_bundle(path: str | os.PathLike[str], source: str = "path") -> Bundle:
                     n, _, raw, over = stream_limited(fh, schema.MANIFEST_MAX_BYTES, keep=True)
         except BundleError:
             raise
+        except PermissionError as exc:
+            raise BundleError(cannot_open(p, exc)) from None
         except ZIP_ERRORS as exc:
             raise BundleError(f"{p}: not a readable zip ({type(exc).__name__}: {str(exc)[:200]})") from None
         if over or raw is None:
             raise BundleError(f"{p}: manifest.json is larger than {schema.MANIFEST_MAX_BYTES >> 20} MiB")
         return Bundle(p, manifest_from_bytes(p, raw), source, root)
-    if not p.exists():
+    if st is None:
         raise BundleError(f"{p}: no such model folder or zip")
     raise BundleError(f"{p}: not a model bundle (expected a folder or .zip)")
 

@@ -33,6 +33,7 @@ from capdesk.model.bundle import (
     ZIP_ERRORS,
     Bundle,
     BundleError,
+    cannot_open,
     discover,
     is_graph,
     manifest_from_bytes,
@@ -74,12 +75,16 @@ def install(src: str | os.PathLike[str], models_dir: Path | None = None) -> Inst
 
 def _install(src: Path, models_dir: Path | None) -> Installed:
     dest_root = Path(models_dir) if models_dir is not None else user_models_dir()
-    if src.is_dir():
+    try:
+        st = os.stat(src)
+    except (FileNotFoundError, NotADirectoryError):
+        raise BundleError(f"{src}: no such model folder or zip") from None
+    except OSError as exc:  # a folder above it the user may not enter: said in one line
+        raise BundleError(cannot_open(src, exc)) from None
+    if stat.S_ISDIR(st.st_mode):
         source: _Source = _FolderSource(src)
-    elif src.is_file():
+    elif stat.S_ISREG(st.st_mode):
         source = _ZipSource(src)
-    elif not src.exists():
-        raise BundleError(f"{src}: no such model folder or zip")
     else:
         raise BundleError(f"{src}: not a model bundle (expected a folder or .zip)")
     with source:
