@@ -55,4 +55,5 @@ MODEL_INPUT_SIZE_MIN, MODEL_INPUT_SIZE_MAX = 16, 1024
 MODEL_GRID_MAX = 4096
 
 SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few hundred bytes; a megabyte is already absurd
+WINDOW_SIDE_MIN, WINDOW_SIDE_MAX = 200, 20000  # a remembered window side, in logical pixels
 WATCH_FOLDERS_MAX = 256

@@ -29,6 +29,7 @@ from capdesk.session import messages
 from capdesk.session.core import Message, Picture, PictureStatus, Session
 from capdesk.session.settings import Settings
 
+from . import window_size
 from .announcer import Announcer, speak_combo_changes
 from .focus_keeper import FocusKeeper, RepostedAltGuard
 from .picture_pane import PicturePane
@@ -49,10 +50,10 @@ class MainWindow(QMainWindow):
         self._altfill_folder = ""  # the folder the Fill alt text dialog was last given
         self.setWindowTitle("CapDesk")
         self.setAccessibleName("CapDesk main window")
-        self.resize(1200, 760)
         self.setStatusBar(StatusBar())
         self._build()
         self._build_menus()
+        window_size.place(self, self.settings.window_size, QGuiApplication.primaryScreen())
         self.focus_keeper = FocusKeeper(self, self.list)
         self._alt_guard = RepostedAltGuard(self)
         QApplication.instance().installEventFilter(self._alt_guard)
@@ -468,6 +469,7 @@ class MainWindow(QMainWindow):
             ev.ignore()
             return
         self.session.close()
+        self.settings.window_size = window_size.remembered_size(self)
         with contextlib.suppress(OSError):
             self.settings.save()
         super().closeEvent(ev)

@@ -52,6 +52,10 @@ class Settings:
     # The key that runs `capdesk screen --focus --speak` from anywhere, in GNOME's notation ("<Super>d");
     # "" = none. The Settings dialog also binds it in GNOME; a desktop without GNOME's settings reads it here.
     screen_shortcut: str = ""
+    # The main window's size when it was last closed, [width, height] in Qt's logical pixels; [] = the
+    # default. It is fitted into the screen it opens on, so a size kept from a larger monitor never
+    # pushes controls off a smaller one.
+    window_size: list[int] = field(default_factory=list)
 
     @staticmethod
     def path() -> Path:
@@ -199,6 +203,15 @@ def _shortcut(v: Any) -> str:
         raise ValueError(f"is not a key that can be bound: {exc}") from None
 
 
+def _window_size(v: Any) -> list[int]:
+    if v == []:
+        return []
+    if (isinstance(v, list) and len(v) == 2 and all(type(n) is int for n in v)
+            and all(limits.WINDOW_SIDE_MIN <= n <= limits.WINDOW_SIDE_MAX for n in v)):
+        return list(v)
+    raise ValueError(f"must be [width, height], each from {limits.WINDOW_SIDE_MIN} to {limits.WINDOW_SIDE_MAX}")
+
+
 def _folders(v: Any) -> list[str]:
     if not isinstance(v, list) or len(v) > limits.WATCH_FOLDERS_MAX:
         raise ValueError(f"must be a list of at most {limits.WATCH_FOLDERS_MAX} folders")
@@ -227,6 +240,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "ocr": _choice(limits.OCR_MODES),
     "last_folder": _text(4096),
     "screen_shortcut": _shortcut,
+    "window_size": _window_size,
 }
 
 
