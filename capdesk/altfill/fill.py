@@ -16,7 +16,6 @@ import difflib
 import hashlib
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from capdesk.altfill.pdf import (
     write_pdf,
 )
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
+from capdesk.altfill.review_bind import run_roots
 from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
     UNDESCRIBED,
     UNHIDDEN,
@@ -63,7 +63,7 @@ from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said wher
 from capdesk.describe.describer import Described, Describer
 from capdesk.folders.reading import describe_paths
 from capdesk.imageio import FoundPath
-from capdesk.safe_files import folder_lock, swap_in, write_temp
+from capdesk.safe_files import folder_lock, read_limited, swap_in, write_temp
 
 PAGE_SUFFIXES = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 FILL_SUFFIXES = {**PAGE_SUFFIXES, **DOC_SUFFIXES, ".pdf": "pdf"}
@@ -110,12 +110,8 @@ def scan_page(path: Path, cancelled: Callable[[], bool] | None = None) -> _Page:
     ScanCancelled when ``cancelled()`` turns true while a long page is searched."""
     page = _Page(path, PAGE_SUFFIXES.get(path.suffix.lower(), "html"), PageRow(str(path), "unchanged"))
     try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):  # a FIFO named page.html would block the read for ever
-            raise PageError("not a regular file")
-        if st.st_size > MAX_PAGE_BYTES:
-            raise PageError(f"too large for a page ({st.st_size:,} bytes)")
-        raw = path.read_bytes()
+        # One descriptor, opened without waiting (a FIFO named page.html), its kind and size judged on it.
+        raw, _ = read_limited(path, MAX_PAGE_BYTES, follow=True)
         page.text = decode_page(raw, page.syntax == "html")
     except (OSError, PageError) as exc:
         page.row.status, page.row.error = "failed", _why(exc)
@@ -236,8 +232,10 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
     pending: list[tuple[_Page, Found, ImageRow, str]] = []
     docs: list[tuple[Doc, list[tuple]]] = []  # each document, with its (spot, row, key) to fill
     files: dict[str, Path | FoundPath] = {}
+    paths = [os.fspath(p) for p in paths]
     listed = list(find_pages(paths, recursive))
     roots = Roots([root for _, root, err in listed if not err] + list(allow_roots))
+    result.roots, result.picture_roots = run_roots([p for p in paths if os.path.exists(p)]), list(roots.real)
     for path, root, err in listed:
         real = os.path.realpath(path)
         if real in seen:

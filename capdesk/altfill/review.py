@@ -3,58 +3,49 @@ whether it is to be written; a person edits the text and the ``write`` column, a
 ``yes`` are written back into the same pages and documents with the guarantees of a fill (only alt
 text changes, the original kept in the backup folder, replaced in one step).
 
-Beside ``FILE.csv`` goes ``FILE.csv.sha256`` (``sha256sum`` format): each page's and document's
-digest as the review saw it. A file whose bytes differ when the review is applied was changed since
-the review; it is left as it is and named, since its pictures may no longer be those reviewed.
+Each row carries its document's digest and its picture's, as the review saw them, and the folders the
+run was given (``review_file``). A row is written only into a document inside those folders
+(``review_bind``), only while the document's bytes and its picture's are those reviewed; a document
+changed since is left as it is and named, a row outside the folders or whose picture changed is named.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, write_document
-from capdesk.altfill.fill import _Page, place_text, scan_page, write_page
+from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
 from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
+from capdesk.altfill.review_bind import picture_changed, refused, review_digests
+from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_review, digests_path: API)
+    COLUMNS,
+    Reviewed,
+    ReviewError,
+    digests_path,
+    read_review,
+    roots_cell,
+    save_new_digests,
+    write_rows,
+)
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
 from capdesk.altfill.spots import is_file_name
-from capdesk.safe_files import atomic_write
+from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
+from capdesk.safe_files import atomic_write, read_limited
 from capdesk.sidecars.xmp import clean_text
 
-# A contract: columns are only ever added at the end, and a file without the later ones still applies.
-# ``context`` (the text before and after the picture) is for the person reviewing; it is never read back.
-COLUMNS = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write", "context")
-# A cell a spreadsheet would run as a formula is written with a leading apostrophe, taken off when read.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 CHANGED = "it changed since the review, so it was left as it is; review it again"
-
-
-class ReviewError(ValueError):
-    """A review file that cannot be used as a whole (missing, not CSV, the wrong columns)."""
+UNLISTED = "it is not in the review's list of documents (no digest of it), so it was left"
 
 
 def location_of(r: ImageRow) -> str:
     """Where a person finds a picture: a document's own words, a page's line. (Not its column: alt text
     written earlier on the line moves it, and a line's pictures of one address are told apart by order.)"""
     return r.location or f"line {r.line}"
-
-
-def digests_path(path: Path) -> Path:
-    return Path(str(path) + ".sha256")
-
-
-def _safe_cell(text: str) -> str:
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _read_cell(text: str) -> str:
-    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_START) else text
 
 
 def review_row(r: ImageRow) -> dict[str, str]:
@@ -72,69 +63,55 @@ def _kept(r: ImageRow) -> str:
 
 
 def write_review(result: AltFillResult, path: Path) -> None:
-    """The review file and its digests, each written in one step."""
-    out = io.StringIO(newline="")
-    w = csv.DictWriter(out, COLUMNS, lineterminator="\r\n")  # RFC 4180, what spreadsheets write back
-    w.writeheader()
-    for r in result.images:
-        w.writerow({k: _safe_cell(v) for k, v in review_row(r).items()})
-    sums = "".join(f"{p.sha256}  {os.path.abspath(p.page)}\n" for p in result.pages if p.sha256)
-    atomic_write(Path(path), out.getvalue().encode("utf-8"))
-    atomic_write(digests_path(Path(path)), sums.encode("utf-8"))
-
-
-@dataclass
-class Reviewed:
-    document: str
-    location: str
-    picture: str
-    text: str
-    write: bool
-
-
-def read_review(path: Path) -> tuple[list[Reviewed], dict[str, str]]:
-    """The rows of a review file, and the digest of each document as the review saw it."""
-    try:
-        raw = Path(path).read_bytes().decode("utf-8-sig")  # a spreadsheet may add a byte-order mark
-        sums_raw = digests_path(Path(path)).read_text("utf-8")
-    except OSError as exc:
-        raise ReviewError(f"{exc.filename}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ReviewError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    reader = csv.DictReader(io.StringIO(raw, newline=""))
-    missing = [c for c in ("document", "location", "picture", "text", "write") if c not in (reader.fieldnames or ())]
-    if missing:
-        raise ReviewError(f"{path}: not a review file (no column {', '.join(missing)})")
-    rows = [Reviewed(r["document"] or "", r["location"] or "", _read_cell(r["picture"] or ""),
-                     _read_cell(r["text"] or ""), (r["write"] or "").strip().lower() in ("yes", "y", "true", "1"))
-            for r in reader]
-    sums = {}
-    for line in sums_raw.splitlines():
-        digest, _, name = line.partition("  ")
-        if name:
-            sums[name] = digest
-    return rows, sums
+    """The review file, and beside it the digests in the old form (for older CapDesk versions), each
+    written in one step."""
+    pictures = review_digests(result)
+    sums = {p.page: p.sha256 for p in result.pages if p.sha256}
+    roots, picture_roots = roots_cell(result.roots), roots_cell(result.picture_roots)
+    rows = [{**review_row(r), "document_sha256": sums.get(r.page, ""), "picture_sha256": pictures.get(id(r), ""),
+             "roots": roots, "picture_roots": picture_roots} for r in result.images]
+    old = "".join(f"{p.sha256}  {os.path.abspath(p.page)}\n" for p in result.pages if p.sha256)
+    atomic_write(Path(path), write_rows(rows))
+    atomic_write(digests_path(Path(path)), old.encode("utf-8"))
 
 
 def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = None,
                  before_write: Callable[[Path], None] | None = None, epub_metadata: bool = False) -> AltFillResult:
     """The ``text`` of every row marked ``yes`` written as its picture's alt text, a document at a time;
-    a document changed since the review is left as it is and named. With ``epub_metadata``, an EPUB whose
-    every picture has a text alternative once written says so in its package document, as a fill does."""
+    a document changed since the review is left as it is and named, and so is a row naming a document
+    outside the folders the review was made for. With ``epub_metadata``, an EPUB whose every picture has
+    a text alternative once written says so in its package document, as a fill does."""
     rows, sums = read_review(path)
     result = AltFillResult(dry_run=dry_run)
     wanted: dict[str, list[Reviewed]] = {}
+    outside: dict[str, str] = {}
     for r in rows:
-        if r.write:
+        if not r.write:
+            continue
+        why = refused(r)
+        if why:
+            outside.setdefault(r.document, why)
+        else:
             wanted.setdefault(r.document, []).append(r)
+    for name, why in outside.items():  # one line each; the rest of the review is written
+        result.pages.append(PageRow(name, "failed", error=why, kind=_kind(Path(name))))
     writing = _Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
-        _apply_one(Path(name), chosen, sums.get(name), result, writing)
-    changed = {p.page: p.sha256 for p in result.pages if p.status == "changed"}
+        _apply_one(Path(name), chosen, result, writing)
+    changed = {name: p.sha256 for name in wanted for p in result.pages
+               if p.page == str(Path(name)) and p.status == "changed"}
     if changed:  # the review now describes the files as written: applying it again changes nothing
-        sums.update(changed)
-        atomic_write(digests_path(Path(path)), "".join(f"{d}  {n}\n" for n, d in sums.items()).encode("utf-8"))
+        _note_new_digests(Path(path), changed, sums)
     return result
+
+
+def _note_new_digests(path: Path, changed: dict[str, str], sums: dict[str, str]) -> None:
+    data = save_new_digests(path, changed)
+    if data is not None:
+        atomic_write(path, data)
+    if sums or digests_path(path).exists():  # the old side file, where there is one, says the same
+        sums.update(changed)
+        atomic_write(digests_path(path), "".join(f"{d}  {n}\n" for n, d in sums.items()).encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -147,25 +124,48 @@ class _Writing:
     epub_metadata: bool
 
 
-def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: AltFillResult,
-               how: _Writing) -> None:
+def _current(path: Path, chosen: list[Reviewed], result: AltFillResult) -> tuple[list[Reviewed], str]:
+    """The rows that may be written into ``path`` as it is now: those reviewed on its present bytes,
+    read with the bound of its kind from a descriptor opened without waiting. The document is named
+    when none may."""
+    limit = MAX_DOCUMENT_BYTES if is_document(path) or is_pdf(path) else MAX_PAGE_BYTES
     try:
-        now = hashlib.sha256(path.read_bytes()).hexdigest()
+        raw, _ = read_limited(os.path.realpath(path), limit)  # resolved when the review's folders were checked
     except OSError as exc:
-        result.pages.append(PageRow(str(path), "failed", error=exc.strerror or str(exc)))
-        return
-    if digest != now:
-        why = CHANGED if digest else "it is not in the review's list of documents (FILE.csv.sha256), so it was left"
+        result.pages.append(PageRow(str(path), "failed", error=exc.strerror or str(exc), kind=_kind(path)))
+        return [], ""
+    now = hashlib.sha256(raw).hexdigest()
+    del raw
+    same = [r for r in chosen if r.document_sha256 == now]
+    if not same:
+        why = CHANGED if any(r.document_sha256 for r in chosen) else UNLISTED
         result.pages.append(PageRow(str(path), "failed", error=why, kind=_kind(path)))
+    return same, now
+
+
+def _read_as_checked(row: PageRow, now: str, result: AltFillResult) -> bool:
+    """Whether a scan read the bytes that were checked; a file replaced in between is left and named."""
+    result.pages.append(row)
+    if row.sha256 and row.sha256 != now:
+        row.status, row.error = "failed", CHANGED
+        return False
+    return row.status != "failed"
+
+
+def _apply_one(path: Path, chosen: list[Reviewed], result: AltFillResult, how: _Writing) -> None:
+    chosen, now = _current(path, chosen, result)
+    if not chosen:
         return
     if is_pdf(path):
         pdf = scan_pdf(path)
-        result.pages.append(pdf.row)
+        if not _read_as_checked(pdf.row, now, result):
+            return
         _fill_pdf(pdf, chosen, result)
         write_pdf(pdf, result, how.dry_run, how.backup_dir, how.before_write)
     elif is_document(path):
         doc = scan_document(path)
-        result.pages.append(doc.row)
+        if not _read_as_checked(doc.row, now, result):
+            return
         _fill_document(doc, chosen, result)
         write_document(doc, result, how.dry_run, how.backup_dir, how.before_write, epub_metadata=how.epub_metadata)
     else:
@@ -173,7 +173,8 @@ def _apply_one(path: Path, chosen: list[Reviewed], digest: str | None, result: A
             page = scan_page(path)
         except ScanCancelled:  # not asked to stop: no page scan is cancelled here
             return
-        result.pages.append(page.row)
+        if not _read_as_checked(page.row, now, result):
+            return
         _fill_page(page, chosen, result)
         if page.inserts:
             write_page(page, result, how.dry_run, how.backup_dir, how.before_write)
@@ -240,6 +241,10 @@ def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> No
                        before=f.source, alt_text=f.alt or "", context=f.context)
         text = _take(chosen, row, seen, used, result)
         if text is None:
+            continue
+        swapped = picture_changed(used[-1], row, page.path)
+        if swapped:  # the text was reviewed on another picture: it is not put on this one
+            row.proposed, row.status, row.error = text, FillStatus.FAILED, swapped
             continue
         if _decide(row, text, None if f.placeholder else f.alt, f.problem):
             edit = place_text(row, f, text)

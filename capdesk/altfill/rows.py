@@ -94,6 +94,10 @@ class AltFillResult:
     seconds: float = 0.0
     dry_run: bool = False
     diffs: dict[str, bytes] = field(default_factory=dict)  # page -> unified diff of what changes, in its bytes
+    # The paths the run was given (as given and resolved) and the folders its pictures could come from: what
+    # a review of the run records, since it may write only there.
+    roots: list[str] = field(default_factory=list)
+    picture_roots: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:

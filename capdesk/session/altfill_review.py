@@ -89,7 +89,9 @@ def decided(result: AltFillResult, choices: list[Choice]) -> AltFillResult:
             return dataclasses.replace(r, status=FillStatus.FILLED, alt_text=c.text, proposed=c.text)
         return dataclasses.replace(r, status=FillStatus.REVIEW, alt_text="", proposed=c.text)
 
-    return AltFillResult(pages=result.pages, images=[one(r) for r in result.images])
+    # The dry pass's folders too: the review written from this writes only inside them.
+    return AltFillResult(pages=result.pages, images=[one(r) for r in result.images], roots=result.roots,
+                         picture_roots=result.picture_roots)
 
 
 def review_ready(choices: list[Choice]) -> str:

@@ -1,0 +1,168 @@
+"""The review file's format: one CSV row per picture, read and written here and nowhere else.
+
+A review is self-contained: each row carries its document's digest and its picture's (``document_sha256``,
+``picture_sha256``) and the folders and files the run was given (``roots``) and that its pictures could
+come from (``picture_roots``), so a copy saved under another name (a spreadsheet's "Save As") applies as
+the original does. ``FILE.csv.sha256`` is still written beside it, for older CapDesk versions; a review
+from before these columns is read with that file, as it always was.
+
+Nothing here is signed: whoever edits the review can edit any cell. What the columns promise is that a
+review writes only inside the folders it was made for, and a row only onto the document and picture it
+was reviewed on (their exact bytes).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from capdesk.safe_files import RefusedFile, read_limited
+
+# A contract: columns are only ever added at the end, and a file without the later ones still applies.
+# ``context`` (the text before and after the picture) is for the person reviewing; it is never read back.
+COLUMNS = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write", "context",
+           "document_sha256", "picture_sha256", "roots", "picture_roots")
+NEEDED = ("document", "location", "picture", "text", "write")
+# A cell a spreadsheet would run as a formula is written with a leading apostrophe, taken off when read.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+MAX_REVIEW_BYTES = 64 * 1024 * 1024  # a review of a hundred thousand pictures is a few tens of MiB
+MAX_DIGESTS_BYTES = 16 * 1024 * 1024  # the old side file: one line of about 100 bytes per document
+
+
+class ReviewError(ValueError):
+    """A review file that cannot be used as a whole (missing, not CSV, the wrong columns)."""
+
+
+def digests_path(path: Path) -> Path:
+    return Path(str(path) + ".sha256")
+
+
+def safe_cell(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def read_cell(text: str) -> str:
+    """``safe_cell`` undone: every cell is guarded when written, so every cell is unguarded when read."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_START) else text
+
+
+def roots_cell(paths: list[str]) -> str:
+    return json.dumps(paths, ensure_ascii=False) if paths else ""
+
+
+def _roots(cell: str) -> list[str] | None:
+    """The paths a ``roots`` cell names; None when it names none (a review from before the column)."""
+    try:
+        got = json.loads(cell) if cell.strip() else None
+    except ValueError:
+        return []  # present but unreadable: no folder at all, so nothing is written for that row
+    if got is None:
+        return None
+    return [p for p in got if isinstance(p, str) and p] if isinstance(got, list) else []
+
+
+@dataclass
+class Reviewed:
+    document: str
+    location: str
+    picture: str
+    text: str
+    write: bool
+    line: int = 0  # where the row is in the review file, for what is said about it
+    document_sha256: str = ""  # the document as the review saw it ("" in a review from before the column)
+    picture_sha256: str = ""  # the picture file as the review saw it ("": inside its document, or none read)
+    roots: list[str] | None = None  # the folders and files the run was given; None in a review from before
+    picture_roots: list[str] = field(default_factory=list)  # the folders its pictures could come from
+
+
+def write_rows(rows: list[dict[str, str]], columns: tuple[str, ...] | list[str] = COLUMNS,
+               guard: bool = True) -> bytes:
+    """The CSV's bytes for ``rows`` (RFC 4180, what spreadsheets write back); each cell guarded unless
+    the rows are cells read back as they were (``guard=False``)."""
+    out = io.StringIO(newline="")
+    w = csv.DictWriter(out, list(columns), lineterminator="\r\n", extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: safe_cell(v) for k, v in r.items()} if guard else r)
+    return out.getvalue().encode("utf-8")
+
+
+def read_cells(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the cells of a review file, as written (guards kept); ``ReviewError`` for one that
+    is too large, not a regular file, not UTF-8 or not CSV, naming the file and the line."""
+    try:
+        raw, _ = read_limited(path, MAX_REVIEW_BYTES, follow=True)  # the user names it: a link is theirs
+    except RefusedFile as exc:
+        raise ReviewError(f"{path}: {exc.strerror}") from exc
+    except OSError as exc:
+        raise ReviewError(f"{exc.filename or path}: {exc.strerror or exc}") from exc
+    try:
+        text = raw.decode("utf-8-sig")  # a spreadsheet may add a byte-order mark
+    except UnicodeDecodeError as exc:
+        raise ReviewError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    old = csv.field_size_limit()
+    csv.field_size_limit(MAX_REVIEW_BYTES)  # a cell is bounded by the file, which is bounded
+    try:
+        rows = list(reader)
+        columns = list(reader.fieldnames or ())
+    except csv.Error as exc:
+        raise ReviewError(f"{path}, line {reader.line_num}: not a CSV file a review can be read from ({exc})") from exc
+    finally:
+        csv.field_size_limit(old)
+    missing = [c for c in NEEDED if c not in columns]
+    if missing:
+        raise ReviewError(f"{path}: not a review file (no column {', '.join(missing)})")
+    return columns, rows
+
+
+def _old_digests(path: Path) -> dict[str, str]:
+    """The side file of a review from before the digest columns: {document: digest}."""
+    try:
+        raw, _ = read_limited(digests_path(path), MAX_DIGESTS_BYTES, follow=True)
+    except RefusedFile as exc:
+        raise ReviewError(f"{digests_path(path)}: {exc.strerror}") from exc
+    except OSError as exc:
+        raise ReviewError(f"{exc.filename or digests_path(path)}: {exc.strerror or exc}") from exc
+    sums = {}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            sums[name] = digest
+    return sums
+
+
+def read_review(path: Path) -> tuple[list[Reviewed], dict[str, str]]:
+    """The rows of a review file, and the digest of each document as the side file says (only for a
+    review from before the digest columns; {} for one that has them)."""
+    columns, cells = read_cells(path)
+    bound = "document_sha256" in columns
+    sums = {} if bound else _old_digests(path)
+    rows = []
+    for n, raw in enumerate(cells, start=2):  # line 1 is the header (a cell over lines counts as one row)
+        c = {k: read_cell(v or "") for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
+        name = c.get("document", "")
+        rows.append(Reviewed(name, c.get("location", ""), c.get("picture", ""), c.get("text", ""),
+                             c.get("write", "").strip().lower() in ("yes", "y", "true", "1"), n,
+                             c.get("document_sha256", "").strip().lower() if bound else sums.get(name, ""),
+                             c.get("picture_sha256", "").strip().lower(), _roots(c.get("roots", "")),
+                             _roots(c.get("picture_roots", "")) or []))
+    return rows, sums
+
+
+def save_new_digests(path: Path, changed: dict[str, str]) -> bytes | None:
+    """The review file with each changed document's new digest (``changed``: {document as the review names
+    it: digest}) in its rows, so that applying it again changes nothing; None when there is nothing to
+    change. Every other cell is kept as it was read."""
+    columns, cells = read_cells(path)
+    if "document_sha256" not in columns:
+        return None
+    hit = False
+    for r in cells:
+        new = changed.get(read_cell(r.get("document") or ""))
+        if new:
+            r["document_sha256"], hit = new, True
+    return write_rows(cells, columns, guard=False) if hit else None
