@@ -21,6 +21,7 @@ from capdesk.imageio import ImageError, load_image
 from capdesk.model.attention import legend, overlay
 from capdesk.session import messages
 from capdesk.session.core import PREVIEW_SIZE, Picture, PictureStatus
+from capdesk.status import SaidAs
 
 from .qtutil import QtRunner, pil_to_qpixmap
 from .widgets import AttentionStrip, StatusLabel, WordList, button, named
@@ -34,7 +35,7 @@ def details(p: Picture) -> str:
     d = p.described
     if d is None:
         return p.error or (p.status.value if p.person_text is not None else "")
-    conf = sureness(d.confidence) if d.confidence is not None else ""
+    conf = sureness(d.confidence, getattr(d, "said_as", None)) if d.confidence is not None else ""
     dom = "" if d.in_domain is None else ("a kind of picture the model was taught" if d.in_domain
                                           else "not the kind of picture the model was taught")
     tag_text = ", ".join(f"{n} {pr:.0%}" for n, pr in d.tags)
@@ -51,10 +52,17 @@ def details(p: Picture) -> str:
     return "; ".join(x for x in parts if x)
 
 
-def sureness(confidence: float) -> str:
-    """The model's confidence in words a listener can weigh ("confidence 0.35" was heard as jargon)."""
+def sureness(confidence: float, said_as: object = None) -> str:
+    """The model's confidence in words a listener can weigh ("confidence 0.35" was heard as jargon), in
+    agreement with how the alt text says it: a description said as fact was confirmed by what was seen in
+    the picture, so "the model is unsure" beside it was heard as a contradiction."""
+    score = f"{round(confidence * 100)} percent"
+    if said_as == SaidAs.FACT:
+        return f"said as fact: what was seen in the picture confirms it (the caption model's own score {score})"
     word = "sure" if confidence >= 0.8 else ("fairly sure" if confidence >= 0.5 else "unsure")
-    return f"the model is {word} ({round(confidence * 100)} percent)"
+    if said_as == SaidAs.PROBABLY:
+        return f"said as a guess: the model is {word} ({score})"
+    return f"the model is {word} ({score})"
 
 
 def _plain(text: str) -> str:

@@ -14,11 +14,11 @@ JARGON = ("schema:", "accessibilityFeature", "alternativeText", "manifest", "dom
           " · ")
 
 
-def _details(confidence: float, in_domain: bool) -> str:
+def _details(confidence: float, in_domain: bool, said_as=None) -> str:
     from capdesk.gui.picture_pane import details
 
     d = SimpleNamespace(confidence=confidence, in_domain=in_domain, tags=[("dog", 0.85)], caption=None,
-                        model="everyday")
+                        model="everyday", said_as=said_as)
     return details(SimpleNamespace(described=d, withheld=False, reason="", error="", person_text=None))
 
 
@@ -29,6 +29,17 @@ def test_caption_details_say_how_sure_the_model_is_in_words():
     sure = _details(0.91, True)
     assert "the model is sure (91 percent)" in sure and "a kind of picture the model was taught" in sure, sure
     for text in (unsure, sure):
+        assert not [j for j in JARGON if j in text], text
+
+
+def test_the_details_agree_with_how_the_alt_text_says_it():
+    from capdesk.status import SaidAs
+
+    fact = _details(0.44, True, SaidAs.FACT)
+    assert "said as fact" in fact and "unsure" not in fact, fact  # was "the model is unsure (44 percent)"
+    guess = _details(0.44, True, SaidAs.PROBABLY)
+    assert "said as a guess: the model is unsure (44 percent)" in guess, guess
+    for text in (fact, guess):
         assert not [j for j in JARGON if j in text], text
 
 
