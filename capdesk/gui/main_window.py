@@ -272,10 +272,12 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, lambda: self._ask_then_select(key))
         return False
 
-    def ask_unsaved(self, title: str, question: str) -> QMessageBox.StandardButton:
-        """Save, Discard or Cancel; the default, Enter, saves (what was typed is kept either way)."""
+    def ask_unsaved(self, title: str, question: str, default: QMessageBox.StandardButton | None = None
+                    ) -> QMessageBox.StandardButton:
+        """Save, Discard or Cancel; the default, Enter, saves a person's edit (what was typed is kept either
+        way) and ``default`` where the box holds something else."""
         b = QMessageBox.StandardButton
-        answer = QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, b.Save)
+        answer = QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, default or b.Save)
         self.focus_keeper.give_back()
         return answer
 
@@ -284,14 +286,22 @@ class MainWindow(QMainWindow):
         p = self.session.current
         if p is None or not self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
             return True
-        answer = self.ask_unsaved(title, messages.unsaved_question(p.name, what_next))
-        if answer == QMessageBox.StandardButton.Save:
+        b = QMessageBox.StandardButton
+        if self.session.holds_new_caption_beside_person_words(self.pane.alt.toPlainText()):
+            # F5 -> Yes over a person's words: the box holds CapDesk's caption, not the person's; Enter keeps
+            # their saved words (Discard), and the question never calls the caption theirs.
+            answer = self.ask_unsaved(title, messages.new_caption_question(p.name, what_next), b.Discard)
+            kept = messages.new_caption_kept(p.name)
+        else:
+            answer = self.ask_unsaved(title, messages.unsaved_question(p.name, what_next))
+            kept = messages.edit_kept(p.name)
+        if answer == b.Save:
             return self.session.save_current(self.pane.alt.toPlainText())
-        if answer == QMessageBox.StandardButton.Discard:
+        if answer == b.Discard:
             self.session.set_draft("")
             self.pane.alt.setPlainText(p.alt_text)
             return True
-        self.session.say(messages.edit_kept(p.name))
+        self.session.say(kept)
         return False
 
     def _ask_then_select(self, key: str) -> None:

@@ -344,6 +344,13 @@ class Session(Watching):
         mine, known = " ".join(text.split()), " ".join(p.alt_text.split())
         return bool(mine) and mine != known
 
+    def holds_new_caption_beside_person_words(self, text: str) -> bool:
+        """The box holds CapDesk's new caption, untouched, for a picture whose saved words are a person's."""
+        p = self.current
+        if p is None or p.person_text is None or p.described is None or not p.described.description:
+            return False
+        return " ".join(text.split()) == " ".join(p.described.description.split())
+
     def set_draft(self, text: str) -> None:
         """Keep what the alt text box holds for the shown picture, when it is the person's unsaved edit,
         so that moving to another picture (or a clipboard picture arriving) never loses it."""

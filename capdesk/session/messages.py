@@ -76,6 +76,16 @@ def edit_kept(name: str) -> str:
     return f"Your edit of {name} is kept, not saved yet"
 
 
+def new_caption_question(name: str, what_next: str) -> str:
+    """Asked where the box holds CapDesk's new caption beside a person's saved words: never "your alt text"."""
+    return (f"CapDesk's new caption for {name} is not saved; the words a person saved stay unless you save it. "
+            f"Save the new caption over them before {what_next}?")
+
+
+def new_caption_kept(name: str) -> str:
+    return f"The new caption of {name} is kept in the box, not saved"
+
+
 def settings_saved(changes: list[str]) -> str:
     return "Settings saved: " + "; ".join(changes) if changes else "Settings saved; nothing changed"
 

@@ -114,3 +114,40 @@ def test_models_offers_remove_only_for_a_model_the_person_installed(qtbot, open_
     assert user
     dlg.list.setCurrentRow(user[0])
     assert dlg.b_remove.isEnabled()
+
+
+def test_after_f5_yes_quitting_never_calls_the_new_caption_theirs_nor_saves_it_by_default(
+        qtbot, open_window, tmp_path, monkeypatch):
+    d = tmp_path / "photos"
+    d.mkdir()
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
+    first = open_window()
+    first.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: first.session.current.described is not None, timeout=TIMEOUT)
+    first.pane.alt.setPlainText(WORDS)
+    first.save_current()
+    qtbot.waitUntil(lambda: first.session._busy == 0, timeout=TIMEOUT)
+    first.close()
+    saved = (d / "chelsea.txt").read_bytes()
+
+    w = open_window()
+    w.open_path(d / "chelsea.png")
+    qtbot.waitUntil(lambda: w.session._busy == 0, timeout=TIMEOUT)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
+    w.caption_current()  # F5 -> Yes
+    qtbot.waitUntil(lambda: w.session.current.described is not None and w.session._busy == 0, timeout=TIMEOUT)
+    new_caption = w.session.current.described.description
+    assert new_caption and w.pane.alt.toPlainText() == new_caption  # offered in the box, not saved
+
+    asked = []
+
+    def enter(title, question, default=None):  # the person presses Enter: the default button
+        asked.append((question, default))
+        return default or QMessageBox.StandardButton.Save
+
+    w.ask_unsaved = enter
+    w.close()  # Ctrl+Q
+    question, default = asked[0]
+    assert "your alt text" not in question.lower() and "new caption" in question, question
+    assert default == QMessageBox.StandardButton.Discard
+    assert (d / "chelsea.txt").read_bytes() == saved  # the person's words are still theirs
