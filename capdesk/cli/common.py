@@ -136,8 +136,10 @@ def model_args(p: argparse.ArgumentParser, threshold: bool = False) -> None:
     p.add_argument("--provider", default=None, help="ONNX Runtime execution provider")
     if threshold:
         p.add_argument("--threshold", type=confidence_type, default=None,
-                       help="confidence under which a caption is said as 'Probably ...' and flagged for review "
-                            f"(default {DEFAULT_CONFIDENCE_THRESHOLD})")
+                       help="the caption model's own confidence under which a caption is said as 'Probably ...' "
+                            "and flagged for review. By default the trust score (fitted on val: how often a "
+                            "caption names something not there) decides; a stricter threshold only takes facts "
+                            f"away (default {DEFAULT_CONFIDENCE_THRESHOLD})")
 
 
 def describe_options(ns: argparse.Namespace) -> DescribeOptions:

@@ -163,11 +163,12 @@ def _started(run: BatchRun) -> bool:
 
 
 def _summary(result: BatchResult) -> int:
-    # Of the alt texts written, how many are empty and how many need review: '3 captioned' alone hides them.
-    print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
+    if result.interrupted or result.rows:
+        # Of the alt texts written, how many are empty and how many need review: '3 captioned' alone hides them.
+        print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
-    if not result.rows:  # nothing was found to describe: a wrong folder, or files of no kind CapDesk reads
+    if not result.rows:  # said once, below: "no images in 0.0 s" then "no pictures found" said it twice  # nothing was found to describe: a wrong folder, or files of no kind CapDesk reads
         from capdesk.imageio import IMAGE_SUFFIXES
 
         error(f"no pictures found in the given paths (pictures are {', '.join(sorted(IMAGE_SUFFIXES))} files)")

@@ -15,6 +15,7 @@ def test_batch_and_caption_of_a_folder_without_pictures_say_so_and_exit_one(tmp_
         r = run_cli(command, str(tmp_path))
         assert r.returncode == 1, (command, r.stderr)
         assert "no pictures found" in r.stderr or "no images found" in r.stderr
+        assert "no images in" not in r.stderr, r.stderr  # said once, not twice in other words
     assert list(tmp_path.iterdir()) and not list(tmp_path.glob("*.xmp"))
 
 
