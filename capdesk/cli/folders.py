@@ -168,7 +168,7 @@ def _summary(result: BatchResult) -> int:
         print(f"capdesk: {result.counts_words()} in {result.seconds:.1f} s{result.stopped_note()}", file=sys.stderr)
     if result.interrupted:
         return EXIT_INTERRUPTED
-    if not result.rows:  # said once, below: "no images in 0.0 s" then "no pictures found" said it twice  # nothing was found to describe: a wrong folder, or files of no kind CapDesk reads
+    if not result.rows:  # a wrong folder, or files of no kind CapDesk reads: said once, here
         from capdesk.imageio import IMAGE_SUFFIXES
 
         error(f"no pictures found in the given paths (pictures are {', '.join(sorted(IMAGE_SUFFIXES))} files)")
