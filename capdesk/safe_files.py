@@ -18,7 +18,11 @@
   process that is gone (killed before it wrote a byte) is removed the next time CapDesk writes in
   that folder. One with content (a document of 157 MB, killed mid-write) is never deleted, since after
   a swap it may hold a person's file: it is moved out of the folder (others may read a shared one) into
-  the user's private ``recovered`` folder (``recovery_folder``), bytes intact.
+  the user's private ``recovered`` folder (``recovery_folder``), bytes intact. Only one this user's
+  CapDesk is known to have made (``temp_journal``: a private note written before the file), a regular
+  file of the user's own with no other name (one link), judged on the descriptor; its bytes are copied
+  into a new private file there and the name is removed, so no file's mode is ever changed. Anything
+  else named like a temporary file (another user's, a hard link to a shared file) is left where it is.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from capdesk import temp_journal
 
 _AT_FDCWD = -100
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
@@ -218,8 +224,20 @@ def is_stale_temp(entry: os.DirEntry | Path) -> bool:
     return time.time() - st.st_mtime > LEGACY_TEMP_STALE_S
 
 
+def _own_abandoned(path: str | os.PathLike[str], st: os.stat_result) -> bool:
+    """``st`` (of the file at ``path``) is a temporary file this user's CapDesk made, with content, and
+    nothing else: a regular file of the user's with one link (a hard link to another file has two)."""
+    return (stat.S_ISREG(st.st_mode) and st.st_size > 0 and st.st_nlink == 1
+            and st.st_uid == _euid() and temp_journal.noted(path))
+
+
+def _euid() -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else 0
+
+
 def is_abandoned_temp(entry: os.DirEntry | Path) -> bool:
-    """A CapDesk temporary file with content, of this user's, whose writer (named by its pid) is gone."""
+    """A CapDesk temporary file with content, made by this user's CapDesk (``_own_abandoned``), whose
+    writer (named by its pid) is gone. A first look, by name; ``_recover`` judges the file it opens."""
     m = _TEMP_NAME.match(entry.name)
     if m is None or m.group("pid") is None:
         return False
@@ -227,8 +245,7 @@ def is_abandoned_temp(entry: os.DirEntry | Path) -> bool:
         st = os.lstat(entry)
     except OSError:
         return False
-    return (stat.S_ISREG(st.st_mode) and st.st_size > 0 and st.st_uid == os.getuid()
-            and not _pid_alive(int(m.group("pid"))))
+    return _own_abandoned(entry, st) and not _pid_alive(int(m.group("pid")))
 
 
 def recovery_folder() -> Path:
@@ -238,27 +255,50 @@ def recovery_folder() -> Path:
     return Path(platformdirs.user_state_dir("capdesk", appauthor=False)) / "recovered"
 
 
+_OPEN_TO_JUDGE = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                  | getattr(os, "O_CLOEXEC", 0))
+
+
 def _recover(path: Path) -> Path | None:
-    """Move an abandoned temporary file into ``recovery_folder``, its bytes intact; where it went."""
-    dest_dir = recovery_folder()
+    """Copy an abandoned temporary file into ``recovery_folder``, its bytes intact, and remove its name;
+    where the copy is. The file is judged on the descriptor its bytes are read from (opened without
+    following a link or waiting on a FIFO); the mode set is the new copy's, never the original's."""
     try:
+        src = os.open(path, _OPEN_TO_JUDGE)
+    except OSError:
+        return None
+    dest = None
+    try:
+        st = os.fstat(src)
+        if not _own_abandoned(path, st):
+            return None  # someone else's file, a hard link, a FIFO...: left where it is
+        dest_dir = recovery_folder()
         dest_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         dest = dest_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}-{path.name.lstrip('.')}"
-        try:
-            os.rename(path, dest)
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:
-                raise
-            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(fd, "wb") as out, open(path, "rb") as src:
-                shutil.copyfileobj(src, out, 1 << 20)
-                out.flush()
-                os.fsync(out.fileno())
-            os.unlink(path)
-        os.chmod(dest, 0o600)
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                      | getattr(os, "O_CLOEXEC", 0), 0o600)
+        with os.fdopen(out, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), 0o600)  # the new copy, whatever the umask
+            with os.fdopen(os.dup(src), "rb") as inp:
+                shutil.copyfileobj(inp, fh, 1 << 20)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # The name is removed only while it still names the file that was judged and copied.
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            os.unlink(dest)
+            return None
+        os.unlink(path)
+        temp_journal.forget(path)
         return dest
     except OSError:
+        if dest is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(dest)
         return None  # left where it is: never lost
+    finally:
+        os.close(src)
 
 
 def sweep_stale_temps(folder: Path) -> list[Path]:
@@ -292,12 +332,17 @@ def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
     sweep_stale_temps(path.parent)
     for _ in range(100):
         tmp = path.with_name(temp_name(path.name, os.getpid(), secrets.token_hex(4)))
+        temp_journal.note(tmp)  # before the file exists: what a killed write leaves is known to be CapDesk's
         try:
             # 0o666 and the umask decide the mode, as for any new file (mkstemp would force 0600).
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
             break
         except FileExistsError:
+            temp_journal.drop(tmp)  # a file this process did not make: never vouched for
             continue
+        except BaseException:
+            temp_journal.forget(tmp)
+            raise
     else:
         raise FileExistsError(f"{path.parent}: cannot create a temporary file")
     try:
@@ -317,6 +362,7 @@ def write_temp(path: Path, data: bytes, like: Path | None = None) -> Path:
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        temp_journal.forget(tmp)
         raise
     return tmp
 
@@ -348,6 +394,13 @@ def swap_in(tmp: Path, path: Path, expected: str | None) -> bool:
     When it is not (a person saved their edit a moment ago), everything is left as it was and
     ``tmp`` is removed. The check and the swap are one step where the kernel allows it.
     """
+    try:
+        return _swap_in(tmp, path, expected)
+    finally:
+        temp_journal.forget(tmp)  # only once the name is gone: a swap undone half-way keeps its note
+
+
+def _swap_in(tmp: Path, path: Path, expected: str | None) -> bool:
     if _renameat2 is not None:
         flags = _RENAME_NOREPLACE if expected is None else _RENAME_EXCHANGE
         if _renameat2(_AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), flags) == 0:
@@ -385,6 +438,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        temp_journal.forget(tmp)
 
 
 @contextlib.contextmanager

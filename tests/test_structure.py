@@ -54,7 +54,7 @@ CLI_DOORS = {"gui": {"capdesk.gui.app"}, "training": {"training.cli"}}
 # rooms below it, never one above. The root package and ``__main__`` are the entry and stand outside.
 LAYERS = [
     ("vocabulary", ("capdesk.status", "capdesk.limits", "capdesk.imageio", "capdesk.safe_files",
-                    "capdesk.speech", "capdesk.training_hint")),
+                    "capdesk.temp_journal", "capdesk.speech", "capdesk.training_hint")),
     ("model", ("capdesk.model",)),
     ("describe", ("capdesk.describe",)),
     ("sidecars", ("capdesk.sidecars",)),

@@ -22,16 +22,13 @@ def test_a_name_longer_than_the_file_system_takes_is_stored_under_a_short_one():
 def test_a_document_half_written_by_a_killed_run_leaves_the_folder_on_the_next(tmp_path):
     """kill -9 during alt-fill leaves the new document under a hidden temporary name beside the original;
     the next run in that folder moves it to the user's private recovered folder, bytes intact."""
-    import subprocess
-    import sys
+    from killed_write import left_by_a_killed_write
 
-    from capdesk.safe_files import recovery_folder, sweep_stale_temps, temp_name, write_temp
+    from capdesk.safe_files import recovery_folder, sweep_stale_temps, write_temp
 
     doc = tmp_path / "book.epub"
     doc.write_bytes(b"the original book")
-    killed = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    half = tmp_path / temp_name(doc.name, int(killed.stdout), "0badf00d")
-    half.write_bytes(b"x" * 4096)  # what the killed run had written of the new book
+    half = left_by_a_killed_write(doc, b"x" * 4096)  # what the killed run had written of the new book
     write_temp(tmp_path / "other.txt", b"a later write in the same folder").unlink()  # sweeps the folder once
     assert not half.exists() and doc.read_bytes() == b"the original book"
     assert [p.read_bytes() for p in recovery_folder().iterdir()] == [b"x" * 4096]

@@ -181,17 +181,18 @@ def _dead_pid() -> int:
 
 
 def test_empty_temp_of_a_killed_run_is_removed_on_the_next_run(tmp_path):
+    from killed_write import left_by_a_killed_write
+
     d = _folder(tmp_path, "chelsea.png")
+    # A temp with content of a process that is gone (after a swap it may hold a person's file) leaves the
+    # folder, which others may read, for the user's private recovered folder, its bytes intact.
+    abandoned = left_by_a_killed_write(d / "chelsea.txt", b"A person's words.\n")
     dead = _dead_pid()
     leftover = d / temp_name("chelsea.txt", dead, "0a1b2c3d")
     leftover.write_bytes(b"")
     old_style = d / ".chelsea.png.xmp.4a0cf585.tmp"  # an older CapDesk's name: no process id in it
     old_style.write_bytes(b"")
     os.utime(old_style, (1_000_000_000, 1_000_000_000))
-    # A temp with content of a process that is gone (after a swap it may hold a person's file) leaves the
-    # folder, which others may read, for the user's private recovered folder, its bytes intact.
-    abandoned = d / temp_name("chelsea.txt", dead, "99999999")
-    abandoned.write_bytes(b"A person's words.\n")
     # Never touched: one of a running process, a recent one without a process id, files not CapDesk's.
     kept = [d / temp_name("chelsea.txt", os.getpid(), "aaaaaaaa"), d / ".chelsea.txt.5b1dd696.tmp",
             d / ".editor-swap.tmp", d / "notes.tmp"]
