@@ -105,7 +105,7 @@ def run(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.
 def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.Namespace], Any]
               ) -> tuple[int, str]:
     """Capture, describe, print; the exit status and what to say."""
-    from capdesk.screen.capture import CaptureError, refusal
+    from capdesk.screen.capture import CaptureError, NothingToTake, refusal
 
     why = refusal(env)
     if why:
@@ -113,6 +113,10 @@ def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[arg
         return EXIT_SOME_FAILED, f"CapDesk cannot see the screen: {why}"
     try:
         cap = _capture(ns, env)
+    except NothingToTake as exc:  # an answer, not a failure: where the reader is, there is no picture
+        print(json.dumps({"captured": {"what": _what(ns)}, "nothing_here": str(exc)}) if ns.json else f"{exc}.",
+              flush=True)
+        return EXIT_OK, f"{exc}."
     except CaptureError as exc:
         error(str(exc))
         return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"

@@ -92,6 +92,14 @@ class NoSize(AtspiError):
     """The focused object has no rectangle on screen (yet, or scrolled away)."""
 
 
+class NoPicture(AtspiError):
+    """In a page, neither the caret nor the top of the view is at a picture: said as it is, never the whole
+    page described in its place."""
+
+
+NO_PICTURE = "No picture at the reading position"
+
+
 @dataclass(frozen=True)
 class Rect:
     x: int
@@ -543,10 +551,10 @@ def picture_at_top(bus: Bus, doc: Ref, deadline: float) -> Ref | None:
     return None if best is None else best[0]
 
 
-def _in_page(bus: Bus, doc: Ref, unfocused: bool, deadline: float) -> Target | None:
+def _in_page(bus: Bus, doc: Ref, unfocused: bool, deadline: float, top_first: bool = False) -> Target | None:
     """What the screen reader is on in the page ``doc`` by its caret, or with nothing focused (``unfocused``)
-    by the picture at the top of the view; None where neither says."""
-    if unfocused:
+    or only the page itself (``top_first``) by the picture at the top of the view; None where neither says."""
+    if unfocused or top_first:
         # Orca moved to a picture that is no link: the caret stayed in the text it left, the picture went
         # to the top of the view.
         top = picture_at_top(bus, doc, deadline)
@@ -572,9 +580,14 @@ def reader_target(bus: Bus, deadline: float) -> Target:
         if _is_picture(t) or doc is None:
             return t
     if doc is not None:
-        t = _in_page(bus, doc, focused is None, deadline)
+        # The document itself focused is a page where nothing but the page has had the focus: Orca's G onto
+        # a picture that is no link left it so, and the picture is at the top of the view as when nothing is
+        # focused.
+        t = _in_page(bus, doc, focused is None, deadline, top_first=focused is None or focused == doc)
         if t is not None:
             return t
+        if focused == doc:
+            raise NoPicture(NO_PICTURE)
     if focused is None:
         raise AtspiError("no program told the accessibility bus what has the keyboard focus (is "
                          "accessibility turned on for it?); --window describes the active window")

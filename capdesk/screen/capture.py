@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from PIL import Image
 
 from capdesk.screen import saying
-from capdesk.screen.atspi import AtspiError, Rect, Target, focus_target
+from capdesk.screen.atspi import AtspiError, NoPicture, Rect, Target, focus_target
 
 WHAT = ("focus", "window", "region", "full")
 ELSEWHERE = ("log in to an X11 session ('on Xorg' at the login screen), or take a screenshot (Print Screen) and "
@@ -31,6 +31,10 @@ ELSEWHERE = ("log in to an X11 session ('on Xorg' at the login screen), or take 
 
 class CaptureError(Exception):
     """Why the screen cannot be captured, in one line for the user."""
+
+
+class NothingToTake(CaptureError):
+    """Nothing to capture where the screen reader is (no picture at the reading position): said as it is."""
 
 
 @dataclass
@@ -96,6 +100,8 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
     if what == "focus":
         try:
             t = focus_target(env)
+        except NoPicture as exc:
+            raise NothingToTake(str(exc)) from None
         except AtspiError as exc:
             raise CaptureError(str(exc)) from None
         if t.worded:  # said by its name: no pixels needed

@@ -191,3 +191,24 @@ def test_nothing_focused_and_no_page_is_said():
     page.objects[page.ref("frame")]["kids"].clear()
     with pytest.raises(atspi.AtspiError, match="no program told the accessibility bus"):
         _target(page)
+
+
+def test_with_only_the_page_focused_g_onto_a_picture_takes_the_picture_at_the_top_of_the_view():
+    # Nothing but the document has had the focus: the document is the focused object, the caret stayed in
+    # the text Orca left, and G scrolled the coffee (no link) to the top of the view.
+    page = Page()
+    _photos(page, first_top=192 - 400 - 40 - 300 - 40)
+    page.objects[page.ref("doc")].update(states=SHOWING | FOCUSED, caret=3, at=page.ref("p-text"))
+    page.objects[page.ref("p-text")].update(caret=0)
+    t = _target(page)
+    assert (t.role, t.name, t.found_by) == ("image", "coffee on a saucer", "view top")
+
+
+def test_with_only_the_page_focused_and_no_picture_there_it_says_so_never_the_page():
+    page = Page()
+    page.add("h1", "doc", "heading", "Trip photos", Rect(316, 192, 968, 37))
+    _photos(page, first_top=192 + 60)  # the first picture lies below the top of the view
+    page.objects[page.ref("doc")].update(states=SHOWING | FOCUSED, caret=0, at=page.ref("h1"))
+    page.objects[page.ref("h1")].update(caret=0)
+    with pytest.raises(atspi.NoPicture, match="No picture at the reading position"):
+        _target(page)
