@@ -38,6 +38,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .qtutil import plain_label
+
 # A list entry's own description (the picture's alt text), given to it when the focus leaves it.
 RESTING_ROLE = Qt.ItemDataRole.UserRole + 7
 DESCRIPTION_ROLE = Qt.ItemDataRole.AccessibleDescriptionRole
@@ -77,7 +79,7 @@ class Announcer(QObject):
             QAccessible.installFactory(_factory)
             _factory_installed = True
         self.window = window
-        self.note = QLabel(window)
+        self.note = plain_label("", window)  # what is said names files and quotes captions: never HTML
         self.note.setObjectName(NOTIFICATION_NAME)
         self.note.setGeometry(0, 0, 1, 1)  # for the screen reader only; the status bar shows the text
         self.note.hide()

@@ -33,7 +33,7 @@ from . import window_size
 from .announcer import Announcer, speak_combo_changes
 from .focus_keeper import FocusKeeper, RepostedAltGuard
 from .picture_pane import PicturePane
-from .qtutil import QtRunner, qimage_to_pil, screen_reader_active
+from .qtutil import QtRunner, plain_box, plain_tip, qimage_to_pil, screen_reader_active
 from .status_line import StatusBar
 from .widgets import GuardedList, named
 
@@ -191,7 +191,7 @@ class MainWindow(QMainWindow):
 
     def _draw_item(self, item: QListWidgetItem, p: Picture) -> None:
         item.setText(p.label)
-        item.setToolTip(p.error)  # never the alt text: Qt would offer it as the entry's description
+        item.setToolTip(plain_tip(p.error))  # never the alt text: Qt would offer it as the entry's description
         self.announcer.set_item_description(self.list, self.list.indexFromItem(item), p.draft or p.alt_text)
 
     def _on_changed(self, p: Picture) -> None:
@@ -277,7 +277,8 @@ class MainWindow(QMainWindow):
         """Save, Discard or Cancel; the default, Enter, saves a person's edit (what was typed is kept either
         way) and ``default`` where the box holds something else."""
         b = QMessageBox.StandardButton
-        answer = QMessageBox.question(self, title, question, b.Save | b.Discard | b.Cancel, default or b.Save)
+        answer = QMessageBox.question(self, title, plain_box(question), b.Save | b.Discard | b.Cancel,
+                                      default or b.Save)
         self.focus_keeper.give_back()
         return answer
 
@@ -329,7 +330,8 @@ class MainWindow(QMainWindow):
     def caption_current(self) -> None:
         if self.session.holds_person_words() and not self.session.has_unsaved_edit(self.pane.alt.toPlainText()):
             p = self.session.current
-            answer = QMessageBox.question(self, "Caption again", messages.caption_over_person_question(p.name),
+            answer = QMessageBox.question(self, "Caption again",
+                                          plain_box(messages.caption_over_person_question(p.name)),
                                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                           QMessageBox.StandardButton.No)
             self.focus_keeper.give_back()

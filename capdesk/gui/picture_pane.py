@@ -23,7 +23,7 @@ from capdesk.session import messages
 from capdesk.session.core import PREVIEW_SIZE, Picture, PictureStatus
 from capdesk.status import SaidAs
 
-from .qtutil import QtRunner, pil_to_qpixmap
+from .qtutil import QtRunner, make_plain, pil_to_qpixmap
 from .widgets import AttentionStrip, StatusLabel, WordList, button, named
 
 WORDS_HELP = "Select a word to see where the model looked for it"
@@ -122,7 +122,7 @@ class PicturePane(QWidget):
         self._loaded: tuple[Picture, Image.Image | None] | None = None
         self._runner = QtRunner()
         mv = QVBoxLayout(self)
-        self.view = named(QLabel("Open a folder or an image (Ctrl+O)"), "Picture",
+        self.view = named(make_plain(QLabel("Open a folder or an image (Ctrl+O)")), "Picture",
                           "The selected picture; with a word selected, where the model looked")
         self.view.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.view.setMinimumSize(320, 200)

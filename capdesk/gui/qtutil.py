@@ -1,12 +1,21 @@
-"""Small Qt helpers: image conversion, and the session's runner made of Qt's thread pool."""
+"""Small Qt helpers: image conversion, text shown as it is, and the session's runner made of Qt's thread pool.
+
+Text from outside CapDesk (a page's words, file names, captions, alt texts, a model's manifest) is shown as
+plain text everywhere in the window. Qt takes a label's, tooltip's or message box's text for HTML whenever
+it looks like HTML (AutoText): a page holding <h1 style="color:red">PAY NOW</h1> showed a red heading,
+and <img src="/dev/zero"> made the window read that file until it ran out of memory (a FIFO: for ever).
+A label is set to PlainText (``plain_label``, ``make_plain``); a tooltip or a message box, which have no
+such setting, gets the text escaped into HTML that shows exactly the text (``plain_tip``, ``plain_box``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PIL import Image
-from PySide6.QtCore import QObject, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QAccessible, QImage, QPixmap
+from PySide6.QtGui import Qt as GuiQt  # Qt's namespace with the text functions QtGui adds to it
+from PySide6.QtWidgets import QLabel, QWidget
 
 from capdesk.session.tasks import background_priority
 from capdesk.status import failure_line
@@ -27,6 +36,31 @@ def qimage_to_pil(qimg: QImage) -> Image.Image:
     background = Image.new("RGB", img.size, (255, 255, 255))
     background.paste(img, mask=img.getchannel("A"))
     return background
+
+
+def make_plain(label: QLabel) -> QLabel:
+    """``label`` shows its text as it is, never as HTML (see the module's notes)."""
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
+    """A QLabel showing ``text`` as it is, whatever the text looks like."""
+    label = make_plain(QLabel(parent))
+    label.setText(text)
+    return label
+
+
+def plain_tip(text: str) -> str:
+    """Tooltip text that shows ``text`` as it is: escaped into HTML, since Qt reads a tooltip as HTML
+    whenever it looks like HTML and offers no plain setting. Empty stays empty (no tooltip)."""
+    return GuiQt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpaceNormal) if text else ""
+
+
+def plain_box(text: str) -> str:
+    """A QMessageBox's text that shows ``text`` as it is (the static QMessageBox calls read it as HTML
+    whenever it looks like HTML): escaped, as for a tooltip."""
+    return plain_tip(text)
 
 
 class _Poster(QObject):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QStatusBar
+from PySide6.QtWidgets import QStatusBar
+
+from .qtutil import plain_label
 
 
 class StatusBar(QStatusBar):
@@ -12,7 +14,7 @@ class StatusBar(QStatusBar):
 
     def __init__(self) -> None:
         super().__init__()
-        self.line = QLabel()
+        self.line = plain_label()  # messages name files and quote captions: never read as HTML
         self.addWidget(self.line, 1)
 
     def showMessage(self, text: str, timeout: int = 0) -> None:  # noqa: N802 (Qt's name)

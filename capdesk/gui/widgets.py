@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .qtutil import make_plain
+
 
 def named(w: QWidget, name: str, desc: str = "") -> QWidget:
     w.setAccessibleName(name)
@@ -48,6 +50,7 @@ class StatusLabel(QLabel):
 
     def __init__(self, title: str, text: str = "") -> None:
         super().__init__()
+        make_plain(self)  # it shows names, captions and a page's words: never read as HTML
         self.title = title
         self.setWordWrap(True)
         self.setText(text)
@@ -172,6 +175,7 @@ class AttentionStrip(QLabel):
 
     def __init__(self, name: str, tile: int = 80) -> None:
         super().__init__()
+        make_plain(self)  # its hint may name a file
         self.tile = tile
         self.setAccessibleName(name)
         self.area = QScrollArea()

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QTextDocumentFragment  # noqa: E402
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QDialog, QLabel, QMenuBar  # noqa: E402
 
 
@@ -56,7 +57,8 @@ def test_models_dialog_says_what_automatic_uses_and_reads_no_install_path(qtbot,
         dlg.list.setCurrentRow(i)
         name = dlg.list.item(i).data(256)
         assert str(dlg.bundles[name].path) not in dlg.info.text(), dlg.info.text()
-        assert dlg.list.item(i).toolTip().startswith(str(dlg.bundles[name].path))  # for those who hover
+        tip = QTextDocumentFragment.fromHtml(dlg.list.item(i).toolTip()).toPlainText()  # shown as plain text
+        assert tip.startswith(str(dlg.bundles[name].path))  # for those who hover
         # Read with the entry instead of the tooltip: where it comes from, in words
         assert dlg.list.item(i).data(Qt.ItemDataRole.AccessibleDescriptionRole) in (
             "comes with CapDesk", "installed or taught by you", "from the models folder CAPDESK_MODELS names")

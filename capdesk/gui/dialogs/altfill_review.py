@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QListWidget, QListWi
 from capdesk.session.altfill_review import ACCEPTED, SKIPPED, UNDECIDED, Choice
 from capdesk.session.messages import plural
 
+from ..qtutil import plain_label
 from ..widgets import StatusLabel, button, named
 from .common import PathEdit
 
@@ -46,7 +47,7 @@ class ReviewDialog(QDialog):
         title = "Review alt text before writing"
         self.setWindowTitle(title)
         self.setAccessibleName(title)
-        intro = QLabel(f"{plural(len(choices), 'picture')}, each with the alt text proposed for it. " + KEYS_HELP)
+        intro = plain_label(f"{plural(len(choices), 'picture')}, each with the alt text proposed for it. " + KEYS_HELP)
         intro.setWordWrap(True)
         self.list = named(QListWidget(), "Pictures to review", "A accepts, S skips, Enter edits the text")
         self.list.setWordWrap(True)

@@ -19,6 +19,7 @@ from capdesk.model.domain import automatic
 from capdesk.session import messages
 from capdesk.session.services import metrics_line
 
+from ..qtutil import plain_box, plain_tip
 from ..widgets import StatusLabel, button, named
 
 NAME_ROLE = 256
@@ -91,12 +92,12 @@ class ModelsDialog(QDialog):
             it.setData(NAME_ROLE, b.name)
             # The folder and the test scores are shown to those who hover, not read out at every opening.
             perf = metrics_line(b.manifest)
-            it.setToolTip(str(b.path) + (f"\n{perf[0].upper()}{perf[1:]}" if perf else ""))
+            it.setToolTip(plain_tip(str(b.path) + (f"\n{perf[0].upper()}{perf[1:]}" if perf else "")))
             it.setData(Qt.ItemDataRole.AccessibleDescriptionRole, SOURCE_WORDS.get(b.source, ""))
             self.list.addItem(it)
         # Said on the Automatic button, so a person knows what choosing it means before choosing it.
         self.b_auto.setAccessibleDescription(automatic_line(found))
-        self.b_auto.setToolTip(automatic_line(found))
+        self.b_auto.setToolTip(plain_tip(automatic_line(found)))
         if problems:
             self.info.setText("Problems: " + "; ".join(problems))
         if self.list.count():  # start on the model in use
@@ -133,7 +134,8 @@ class ModelsDialog(QDialog):
     def ask(self, question: str) -> bool:
         """Yes or no, as a question a screen reader reads (replaced in tests)."""
         b = QMessageBox.StandardButton
-        return QMessageBox.question(self, "Remove model", question, b.Yes | b.No, b.No) == b.Yes  # No by default
+        answer = QMessageBox.question(self, "Remove model", plain_box(question), b.Yes | b.No, b.No)  # No by default
+        return answer == b.Yes
 
     def remove_selected(self) -> bool:
         """The CLI's service (``capdesk models remove``): shipped models are refused, saying why; a model
