@@ -203,7 +203,8 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
                  progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
                  batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = (),
-                 epub_metadata: bool = False, write: str = "all", previews: bool = False) -> AltFillResult:
+                 epub_metadata: bool = False, write: str = "all", previews: bool = False,
+                 allow_signed: bool = False) -> AltFillResult:
     """Fill the alt text of every page and document under ``paths``; ``before_write(page)`` is
     called just before each page is replaced (tests use it to edit a page at the worst moment).
     Pictures are described as ``describer`` describes (the beam and the options it was built with).
@@ -211,11 +212,12 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
     ``allow_roots``, and a document's only from inside it. With ``epub_metadata``, an EPUB whose
     pictures all have alt text afterwards says so in its package document. ``write`` (facts, probably,
     all) says which kinds of text are written; the rest are listed for review with the text proposed.
-    With ``previews``, each document's pictures are kept in their rows, small, for the HTML report."""
+    With ``previews``, each document's pictures are kept in their rows, small, for the HTML report. With
+    ``allow_signed``, a signed PDF is updated after its signature (never one certified against changes)."""
     store = PictureStore()
     try:
         return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, progress, cancelled,
-                    before_write, batch_size, allow_roots, epub_metadata, store, write, previews)
+                    before_write, batch_size, allow_roots, epub_metadata, store, write, previews, allow_signed)
     finally:
         store.close()
 
@@ -224,7 +226,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
          dry_run: bool, backup_dir: Path | None, progress: ProgressFn | None,
          cancelled: Callable[[], bool], before_write: Callable[[Path], None] | None, batch_size: int,
          allow_roots: Iterable[str | os.PathLike[str]], epub_metadata: bool, store: PictureStore, write: str,
-         previews: bool) -> AltFillResult:
+         previews: bool, allow_signed: bool = False) -> AltFillResult:
     t0 = time.monotonic()
     result = AltFillResult(dry_run=dry_run)
     pages: list[_Page] = []
@@ -248,7 +250,7 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
         if cancelled():
             result.interrupted = True
             break
-        if _plan_file(path, include_empty, store, result, files, docs):
+        if _plan_file(path, include_empty, store, result, files, docs, allow_signed):
             continue
         try:
             page = scan_page(path, cancelled)
@@ -280,10 +282,10 @@ def _run(paths: Iterable[str | os.PathLike[str]], describer: Describer, recursiv
 
 
 def _plan_file(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
-               files: dict[str, Path | FoundPath], docs: list[tuple[Doc, list[tuple]]]) -> bool:
+               files: dict[str, Path | FoundPath], docs: list[tuple[Doc, list[tuple]]], allow_signed: bool) -> bool:
     """A PDF or document planned (True); False for a web page."""
     if is_pdf(path):
-        docs.append(_plan_pdf(path, include_empty, store, result, files))  # type: ignore[arg-type]
+        docs.append(_plan_pdf(path, include_empty, store, result, files, allow_signed))  # type: ignore[arg-type]
     elif is_document(path):
         docs.append(_plan_document(path, include_empty, store, result, files))
     else:
@@ -324,10 +326,10 @@ def _fill_document(doc: Doc | PdfDoc, wanted: list[tuple], described: dict[str, 
 
 
 def _plan_pdf(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
-              files: dict[str, Path | FoundPath]) -> tuple[PdfDoc, list[tuple]]:
+              files: dict[str, Path | FoundPath], allow_signed: bool = False) -> tuple[PdfDoc, list[tuple]]:
     """A PDF scanned: its Figures' rows added to ``result``, their pictures to ``files``; the PDF, with
     the (figure, row, key) of each to fill."""
-    doc = scan_pdf(path)
+    doc = scan_pdf(path, allow_signed)
     result.pages.append(doc.row)
     wanted: list[tuple] = []
     for fig in doc.figures:

@@ -258,11 +258,11 @@ def changed_beyond_alt(doc, data: bytes, roles: dict[str, str]) -> str:
         key = (fig.ref.idnum, fig.ref.generation)
         lang = comparable(TextStringObject(fig.lang)) if fig.lang else alts.get(key, (None, None))[1]
         alts[key] = (comparable(TextStringObject(fig.text)), lang)
-    if before != after:
-        where = next((k for k in before.keys() | after.keys() if before.get(k) != after.get(k)), None)
+    if before != after:  # named by the first node that differs, in reading order
+        where = next(k for k in [*before, *after] if before.get(k) != after.get(k))
         return f"its structure tree would change beyond /Alt (at {_where(where)})"
     if alts != alts_after:
-        where = next(k for k in alts.keys() | alts_after.keys() if alts.get(k) != alts_after.get(k))
+        where = next(k for k in [*alts, *alts_after] if alts.get(k) != alts_after.get(k))
         return f"the {'/'.join(c.lstrip('/') for c in CHANGEABLE)} of {_where(where)} would not read back as written"
     return ""
 

@@ -56,6 +56,11 @@ def register(sub) -> None:
                         "(schema:accessibilityFeature alternativeText); nothing else is added (with --review-in "
                         "too, once the reviewed texts are written)")
     _review_args(p)
+    p.add_argument("--allow-signed", action="store_true",
+                   help="also update a signed PDF (by default it is named and left): the update goes after the "
+                        "signed bytes, so the signature still covers the document as signed, and the alt text "
+                        "added after it is outside it (a signature checker reports that change); a PDF certified "
+                        "with no changes allowed is left all the same")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
                    help="also describe pictures in DIR (by default only pictures inside the folders given, and "
@@ -130,7 +135,8 @@ def cmd_alt_fill(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     options = AltFillOptions(tuple(ns.paths), recursive=ns.recursive, include_empty=ns.include_empty,
                              dry_run=ns.dry_run, allow_roots=tuple(ns.allow_root), epub_metadata=ns.epub_metadata,
-                             write=ns.write, previews=bool(ns.report) and not ns.report.lower().endswith(".json"))
+                             write=ns.write, previews=bool(ns.report) and not ns.report.lower().endswith(".json"),
+                             allow_signed=ns.allow_signed)
     progress = _Progress(ns.quiet)
     result, backups = fill_alt_text(options, engine, progress, lambda: print(STOPPING, file=sys.stderr))
     progress.close()
@@ -180,6 +186,9 @@ def _usable(ns: argparse.Namespace) -> bool:
         return False
     if ns.review_in and (ns.paths or ns.review_out):
         error("--review-in writes what a review file says: it takes no PATH and no --review-out")
+        return False
+    if ns.review_in and ns.allow_signed:  # a review round leaves signed PDFs as they are
+        error("--allow-signed goes with a fill of PATHs, not with --review-in")
         return False
     for root in ns.allow_root:
         if not Path(root).is_dir():

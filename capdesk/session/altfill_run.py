@@ -29,6 +29,7 @@ class AltFillOptions:
     epub_metadata: bool = False
     write: str = "all"  # which texts are written: facts | probably | all (capdesk.altfill.rows.WRITE_CHOICES)
     previews: bool = False  # documents' pictures kept, small, for an HTML report
+    allow_signed: bool = False  # a signed PDF updated after its signature (never one certified against changes)
 
 
 def fill_alt_text(options: AltFillOptions, describer: Describer, progress: ProgressFn | None,
@@ -41,7 +42,7 @@ def fill_alt_text(options: AltFillOptions, describer: Describer, progress: Progr
                               include_empty=options.include_empty, dry_run=options.dry_run, backup_dir=backups,
                               progress=progress, cancelled=cancel.is_set, allow_roots=list(options.allow_roots),
                               epub_metadata=options.epub_metadata, write=options.write,
-                              previews=options.previews)
+                              previews=options.previews, allow_signed=options.allow_signed)
     return result, backups
 
 
