@@ -105,21 +105,9 @@ def run(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.
 def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[argparse.Namespace], Any]
               ) -> tuple[int, str]:
     """Capture, describe, print; the exit status and what to say."""
-    from capdesk.screen.capture import CaptureError, NothingToTake, refusal
-
-    why = refusal(env)
-    if why:
-        error(why)
-        return EXIT_SOME_FAILED, f"CapDesk cannot see the screen: {why}"
-    try:
-        cap = _capture(ns, env)
-    except NothingToTake as exc:  # an answer, not a failure: where the reader is, there is no picture
-        print(json.dumps({"captured": {"what": _what(ns)}, "nothing_here": str(exc)}) if ns.json else f"{exc}.",
-              flush=True)
-        return EXIT_OK, f"{exc}."
-    except CaptureError as exc:
-        error(str(exc))
-        return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
+    cap = _captured(ns, env)
+    if isinstance(cap, tuple):
+        return cap
     if cap.image is None:  # said by its name (a text link): nothing to capture or describe
         print(json.dumps(cap.named_json(_what(ns)), ensure_ascii=False) if ns.json else cap.said(""), flush=True)
         return EXIT_OK, cap.said("")
@@ -146,6 +134,25 @@ def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[arg
     _print(ns, d, cap, saved, sidecars)
     return status, (cap.said(d.description or "") if cap.target else d.description) or \
         "CapDesk has nothing to say about this picture."
+
+
+def _captured(ns: argparse.Namespace, env: dict[str, str]):
+    """The capture, or (the exit status, what to say) where there is none."""
+    from capdesk.screen.capture import CaptureError, NothingToTake, refusal
+
+    why = refusal(env)
+    if why:
+        error(why)
+        return EXIT_SOME_FAILED, f"CapDesk cannot see the screen: {why}"
+    try:
+        return _capture(ns, env)
+    except NothingToTake as exc:  # an answer, not a failure: where the reader is, there is no picture
+        print(json.dumps({"captured": {"what": _what(ns)}, "nothing_here": str(exc)}) if ns.json else f"{exc}.",
+              flush=True)
+        return EXIT_OK, f"{exc}."
+    except CaptureError as exc:
+        error(str(exc))
+        return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
 
 
 def _print(ns: argparse.Namespace, d, cap, saved: Path | None, sidecars: list[str]) -> None:

@@ -23,6 +23,7 @@ from capdesk.describe.alttext import AltText
 from capdesk.describe.detector import Detection, ObjectFinder
 from capdesk.describe.evidence import Finalist, PictureEvidence, overhead
 from capdesk.describe.extdescr import extended_description
+from capdesk.describe.found import Part, parts_found, where_things_are
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
 from capdesk.describe.trust import TAG_THRESHOLD as EVIDENCE_TAG_FLOOR
@@ -72,6 +73,7 @@ class Described:
     trust: float | None = None  # how far the caption can be trusted (capdesk.describe.trust), when the model says
     concepts: list[tuple[str, float]] = field(default_factory=list)  # words a person would use, confident ones
     objects: list[Detection] = field(default_factory=list)  # the detector's, calibrated, best first
+    text_lines: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)  # where it is
     decision: policy.Decision | None = field(default=None, repr=False)  # what the policy allowed
     evidence: PictureEvidence | None = field(default=None, repr=False)  # what it decided from
 
@@ -107,7 +109,18 @@ class Described:
             return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
                                         self.text, self.facts)
         seen = [(o.label, o.score) for o in self.objects if o.score >= policy.SAY_OBJECT]
-        return composer.long_description(self.decision, self.tags, seen, self.facts)
+        long = composer.long_description(self.decision, self.tags, seen, self.facts)
+        where = where_things_are(self.found())
+        return f"{long} {where}".strip() if where else long
+
+    def found(self) -> list[Part]:
+        """What was found, part by part, with where each is (``capdesk.describe.found``)."""
+        if not self.ok:
+            return []
+        ev = self.evidence
+        means_things = ev is None or ev.kind == picture_kind.PHOTO or ev.kind in picture_kind.DEPICTS
+        kind = self.decision.kind if self.decision is not None else ""
+        return parts_found(self.image_size, kind or None, self.objects, self.text_lines, means_things)
 
     def alt_text(self) -> AltText:
         """What CapDesk writes to the picture's sidecars for this description."""
@@ -127,7 +140,8 @@ class Described:
                 "reason": self.reason if self.ok else None, "text_status": self.text_status,
                 "trust": None if self.trust is None else round(self.trust, 4),
                 "concepts": [{"word": w, "probability": round(p, 4)} for w, p in self.concepts],
-                "objects": [o.to_json() for o in self.objects], "evidence": self.evidence_summary()}
+                "objects": [o.to_json() for o in self.objects], "evidence": self.evidence_summary(),
+                "found": [p.to_json() for p in self.found()]}
 
     def evidence_summary(self) -> dict | None:
         """What the decision rested on, in brief: the beam's captions with their confidence and trust, and
@@ -214,12 +228,11 @@ class Describer:
                 return m
         return None
 
-    def picture_kinds(self, images: list[Image.Image], pooled: np.ndarray) -> list[tuple[str, float] | None]:
-        """Each picture's kind and how sure (None where no kind model is installed)."""
+    def picture_kinds(self, images: list[Image.Image], feats: np.ndarray) -> list[tuple[str, float] | None]:
+        """Each picture's kind and how sure (None where no kind model is installed); ``feats``: the grid."""
         if self.kinds is None:
             return [None] * len(images)
-        stats = np.stack([picture_kind.pixel_stats(im) for im in images])
-        return [self.kinds.kind(p) for p in self.kinds.probabilities(pooled, stats)]
+        return list(self.kinds.of_pictures(feats, images))
 
     @property
     def name(self) -> str:
@@ -248,7 +261,7 @@ class Describer:
         # Every model routed to shares the primary's encoder (one encoder run serves them all).
         feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
-        kinds = self.picture_kinds(images, feats.mean(1))
+        kinds = self.picture_kinds(images, feats)
         decoded = []
         for name in {r.model for r in routes}:
             idx = [i for i, r in enumerate(routes) if r.model == name]
@@ -317,15 +330,16 @@ class Describer:
             kind=kind[0] if kind else picture_kind.PHOTO, kind_probability=kind[1] if kind else None,
             transparent=cut_out_share(img))
 
-    def read_text(self, img: Image.Image) -> tuple[str | None, TextStatus]:
-        """The text in ``img`` worth saying as the options ask, and what became of reading it."""
+    def read_text(self, img: Image.Image, lines_out: list | None = None) -> tuple[str | None, TextStatus]:
+        """The text in ``img`` worth saying as the options ask, and what became of reading it (``lines_out``:
+        its lines with where each is, as ``ocr.read_text`` gives them)."""
         o = self.options
         if o.ocr not in ("always", "auto"):  # "auto": a cheap test for text on every picture, read where found
             return None, TextStatus.SKIPPED
         if not ocr.available():
             return None, TextStatus.UNAVAILABLE
         read = ocr.read_text if o.ocr == "always" else ocr.read_if_found
-        text = text_worth_saying(read(img, upscale=o.text_upscale))
+        text = text_worth_saying(read(img, upscale=o.text_upscale, lines_out=lines_out))
         return text, TextStatus.READ if text else TextStatus.NONE
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
@@ -335,10 +349,12 @@ class Describer:
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
                                  t.get("max_tags", MAX_TAGS))
         o = self.options
-        text, status = self.read_text(img)
+        lines: list = []
+        text, status = self.read_text(img, lines)
         size = original_size(img)
         d = Described(path, cap, eng.name, where.in_domain, where.ratio, tag_list, text, image_size=size,
-                      text_status=status, facts=picture_facts(img, size), objects=list(objects or []))
+                      text_status=status, facts=picture_facts(img, size), objects=list(objects or []),
+                      text_lines=_in_picture_pixels(lines, img.size, size) if text else [])
         ev = self.evidence(img, cap, eng, where, probs, objects, text, kind)
         d.evidence = ev
         d.trust = ev.caption.trust if ev.caption else None
@@ -378,3 +394,11 @@ class Describer:
                 why = f"model failed ({str(exc).splitlines()[0]})"
                 return [Described(p, model=self.name, error=err or why) for p, _, err in chunk]
         return [done.get(i) or Described(p, model=self.name, error=err) for i, (p, _, err) in enumerate(chunk)]
+
+
+def _in_picture_pixels(lines: list, read_size: tuple[int, int], size: tuple[int, int] | None) -> list:
+    """Text lines' boxes from the pixels read (a picture decoded at reduced size) to the picture's own."""
+    if not size or tuple(read_size) == tuple(size):
+        return list(lines)
+    fx, fy = size[0] / max(1, read_size[0]), size[1] / max(1, read_size[1])
+    return [(t, (x0 * fx, y0 * fy, x1 * fx, y1 * fy)) for t, (x0, y0, x1, y1) in lines]

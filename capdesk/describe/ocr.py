@@ -51,7 +51,7 @@ def available() -> bool:
         return False
 
 
-def read_if_found(img: Image.Image, upscale: float | None = None) -> str | None:
+def read_if_found(img: Image.Image, upscale: float | None = None, lines_out: list | None = None) -> str | None:
     """``--ocr auto``: the text in ``img`` where the cheap test finds some, else None.
 
     The reader's finder looks at the picture with its short side at ``text_presence.READ_SIDE`` (never
@@ -61,7 +61,7 @@ def read_if_found(img: Image.Image, upscale: float | None = None) -> str | None:
         return None
     if upscale is None:
         upscale = text_presence.READ_SIDE / max(1, min(img.size))
-    return read_text(img, upscale=upscale)
+    return read_text(img, upscale=upscale, lines_out=lines_out)
 
 
 @contextlib.contextmanager
@@ -123,14 +123,15 @@ def _get():
 
 
 def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0.6,
-              upscale: float | None = None, space_words: bool = True) -> str | None:
+              upscale: float | None = None, space_words: bool = True, lines_out: list | None = None) -> str | None:
     """The text in ``img`` in reading order (lines top to bottom, left to right), or None.
 
     ``upscale``: how much the text finder may enlarge the picture, at most (1.0: it looks at the picture's
     own pixels). None keeps RapidOCR's own rule, which enlarges a picture until its short side is 736 px:
     right for phone photos of signs, six times the work for a 451x300 picture of screen text, which is
     drawn to be read at 1:1 (``bench/bench_text_reading.py`` measures both). ``space_words``: put back
-    the spaces the recogniser leaves out between English words (``spaced``)."""
+    the spaces the recogniser leaves out between English words (``spaced``). ``lines_out``: given a list,
+    each line read is appended to it as (text, (x0, y0, x1, y1)) in the picture's pixels, in reading order."""
     eng = _get()
     if eng is None:
         return None
@@ -151,7 +152,7 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
         if float(score) < min_score or not text.strip():
             continue
         pts = np.asarray(box, np.float32)
-        boxes.append((pts[:, 1].min(), pts[:, 1].max(), pts[:, 0].min(), text.strip()))
+        boxes.append((pts[:, 1].min(), pts[:, 1].max(), pts[:, 0].min(), pts[:, 0].max(), text.strip()))
     if not boxes:
         return None
     boxes.sort(key=lambda b: (b[0], b[2]))
@@ -168,6 +169,13 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
     text = without_stray_script(" ".join(text.split()))
     if space_words:
         text = spaced(text)
+    if lines_out is not None:
+        for line in lines:
+            said = without_stray_script(" ".join(" ".join(t for *_, t in sorted(line, key=lambda b: b[2])).split()))
+            if said:
+                box = (min(b[2] for b in line), min(b[0] for b in line), max(b[3] for b in line),
+                       max(b[1] for b in line))
+                lines_out.append((spaced(said) if space_words else said, tuple(float(v) for v in box)))
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     return text or None

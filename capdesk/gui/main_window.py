@@ -128,6 +128,8 @@ class MainWindow(QMainWindow):
         self._action(c, "&Copy alt text", self.copy_current, "Ctrl+Shift+C")
         self._action(c, "Show &attention for next word", lambda: self.step_word(1), "Ctrl+.")
         self._action(c, "Show attention for &previous word", lambda: self.step_word(-1), "Ctrl+,")
+        self._action(c, "E&xplore what was found: next", lambda: self.explore(1), "F7")
+        self._action(c, "Explore what was found: pre&vious", lambda: self.explore(-1), "Shift+F7")
         w = mb.addMenu("&Watch")
         self._action(w, "&Add watched folder…", self.choose_watch_folder, "Ctrl+Shift+W")
         # ``triggered`` passes Qt's checked flag (False): it must not reach ``folders``.
@@ -387,6 +389,10 @@ class MainWindow(QMainWindow):
         said = self.pane.step_word(delta)
         if not self.pane.words.hasFocus():  # in the Words list the screen reader reads the new entry
             self.session.say(said)
+
+    def explore(self, delta: int) -> None:
+        """F7 and Shift+F7: the next or previous thing found in the picture, where it is and how big, said."""
+        self.session.say(self.session.explore(delta))
 
     def choose_watch_folder(self) -> None:
         d = QFileDialog.getExistingDirectory(self, "Watch folder", str(Path.home()))

@@ -71,6 +71,8 @@ class Session(Watching):
         # (the screen reader has just read them in the picture's list entry, as the focus came back).
         self._before_switch: dict[str, str] = {}
         self._empty_explained = False  # why a picture has no alt text was said in full once
+        # Where the person is in each picture's list of what was found (F7), with the description it is of.
+        self._exploring: dict[str, tuple[object, int | None]] = {}
         self.pictures_reset = Notifier()  # ()
         self.picture_added = Notifier()  # (Picture)
         self.picture_changed = Notifier()  # (Picture)
@@ -343,6 +345,26 @@ class Session(Watching):
             return False
         mine, known = " ".join(text.split()), " ".join(p.alt_text.split())
         return bool(mine) and mine != known
+
+    def explore(self, delta: int) -> str:
+        """The next (``delta`` 1) or previous (-1) part of what was found in the shown picture, with where it
+        is and how big, in words to be said; past either end, that the list ended (the next step starts
+        again). A new description of the picture starts the list again."""
+        p = self.current
+        if p is None or p.described is None:
+            return messages.NOT_DESCRIBED_YET
+        found = p.described.found()
+        if not found:
+            return messages.NOTHING_TO_EXPLORE
+        of, at = self._exploring.get(p.key, (None, None))
+        if of is not p.described or at is None:
+            at = -1 if delta > 0 else len(found)
+        at += delta
+        if not 0 <= at < len(found):
+            self._exploring[p.key] = (p.described, None)
+            return messages.END_OF_FOUND
+        self._exploring[p.key] = (p.described, at)
+        return messages.found_part(found[at].said(), at + 1, len(found))
 
     def holds_new_caption_beside_person_words(self, text: str) -> bool:
         """The box holds CapDesk's new caption, untouched, for a picture whose saved words are a person's."""

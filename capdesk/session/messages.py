@@ -378,3 +378,13 @@ def for_the_ear(name: str, text: str, reason: str | None, review: bool, several:
     else:
         said = f"No description: {reason or 'nothing was recognised'}."
     return f"{name}: {said}" if several else said
+
+
+NOTHING_TO_EXPLORE = "Nothing was found in this picture to explore"
+NOT_DESCRIBED_YET = "This picture is not described yet: nothing to explore"
+END_OF_FOUND = "End of what was found; F7 starts again from the first"
+
+
+def found_part(said: str, number: int, count: int) -> str:
+    """One part of what was found, with its place in the list: "Dog, bottom right, small. 2 of 3"."""
+    return f"{said} {number} of {count}"
