@@ -57,10 +57,8 @@ def register(sub) -> None:
                         "too, once the reviewed texts are written)")
     _review_args(p)
     p.add_argument("--allow-signed", action="store_true",
-                   help="also update a signed PDF (by default it is named and left): the update goes after the "
-                        "signed bytes, so the signature still covers the document as signed, and the alt text "
-                        "added after it is outside it (a signature checker reports that change); a PDF certified "
-                        "with no changes allowed is left all the same")
+                   help="also update a signed PDF (else named and left), after its signature: that still covers the "
+                        "document as signed, not the alt text; one certified against any change is left even so")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
                    help="also describe pictures in DIR (by default only pictures inside the folders given, and "
