@@ -20,6 +20,14 @@ import re
 from collections.abc import Callable
 
 from capdesk.altfill.spots import Spot
+from capdesk.altfill.textaround import (  # noqa: F401 (said_around, CONTEXT_MAX, PICTURE_MARK: read from here too)
+    CONTEXT_MAX,
+    HTML_BLOCKS,
+    HTML_LEFT_OUT,
+    PICTURE_MARK,
+    TextAround,
+    said_around,
+)
 from capdesk.altfill.xmlscan import Part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
 
@@ -85,7 +93,7 @@ def word_caption_styles(z: ZipDoc) -> set[str]:
     if not z.has("word/styles.xml"):
         return ids
     try:
-        styles = parse_part("word/styles.xml", z.read("word/styles.xml"))
+        styles = parse_part("word/styles.xml", z.read("word/styles.xml"), z.budget)
     except (PartError, ZipRefused):
         return ids
     for e in styles.elements:
@@ -214,7 +222,7 @@ def _optional(z: ZipDoc, name: str) -> Part | None:
     if not z.has(name):
         return None
     try:
-        return parse_part(name, z.read(name))
+        return parse_part(name, z.read(name), z.budget)
     except (PartError, ZipRefused):
         return None
 
@@ -228,142 +236,13 @@ def document_lang(z: ZipDoc, kind: str, parts: dict[str, Part]) -> str:
         return next((e.attr("lang") or "" for e in (pres.elements if pres else []) if e.local == "defRPr"
                      and e.attr("lang")), "")
     if kind in ("odt", "odp", "ods"):
-        return odf_lang(parts.get("styles.xml") or _optional(z, "styles.xml"), _optional(z, "meta.xml"))
+        styles = parts.get("styles.xml")  # let go of its elements once its pictures were found: read again
+        return odf_lang(styles if styles is not None and styles.elements else _optional(z, "styles.xml"),
+                        _optional(z, "meta.xml"))
     return ""
 
 
-# The text around a picture
-#
-# Evidence for the person reviewing the alt text, never words for it: what the paragraphs beside a
-# picture say often tells what it is there to show, which the picture alone cannot. The caption stays
-# the only context the wording itself takes (``rows.from_caption``); this text is shown in the report
-# and the review file and changes no alt text.
-
-CONTEXT_MAX = 200  # characters a side: a sentence or two, enough to say what the picture is there for
-PICTURE_MARK = "[picture]"  # where the picture stands between the text before and after it
-_WINDOW = 65536  # markup read on a side at most: Word spends a few kB of markup on 200 characters of text
-_STEPS = 200  # blocks looked through on a side for one that holds text
-_COMMENT = re.compile(r"<!--.*?(?:-->|$)|<\?.*?(?:\?>|$)", re.S)
-_SPACED_STR = re.compile(_SPACED.pattern.decode("ascii"))
-_TAG_STR = re.compile(r"<[^>]*>")
-HTML_BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt",
-    "fieldset", "figure", "figcaption", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr",
-    "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th",
-    "thead", "tr", "ul"})
-# Text no reader meets beside the picture: scripts, styles, the page's title, and captions (said apart).
-HTML_LEFT_OUT = frozenset({"script", "style", "title", "template", "noscript", "figcaption", "iframe", "noembed",
-                           "noframes"})
-
-
-class TextAround:
-    """A page's or part's markup cut into blocks (``bounds``: where each block starts and ends) with the
-    pieces no reader meets beside a picture left out (``holes``: sorted, apart); the text before and
-    after a picture is that of its own block, else of the nearest block that holds any."""
-
-    def __init__(self, raw: bytes | str, bounds: list[int], holes: list[tuple[int, int]]) -> None:
-        self.raw = raw
-        self.bounds = sorted(set(bounds))
-        self.holes = holes
-        self._hole_starts = [a for a, _ in holes]
-
-    def around(self, start: int, end: int, caption: str = "") -> str:
-        """The text before and after the picture whose markup is ``raw[start:end]``, each side cut to
-        about ``CONTEXT_MAX`` characters at a word, the picture's place marked; "" when there is none.
-        A block that reads as the caption is passed over: the caption is said apart."""
-        said = " ".join(caption.split())
-        return said_around(self._side(start, said, -1), self._side(end, said, 1))
-
-    def _side(self, pos: int, caption: str, way: int) -> str:
-        k = bisect.bisect_right(self.bounds, pos)
-        n = len(self.bounds)
-        if way < 0:
-            a, b = (self.bounds[k - 1] if k else 0), pos
-        else:
-            a, b = pos, (self.bounds[k] if k < n else len(self.raw))
-        for _ in range(_STEPS):
-            text = self._text(a, b, keep_end=way < 0)
-            if text and text != caption:
-                return text
-            if way < 0:
-                if a <= 0:
-                    return ""
-                k -= 1
-                a, b = (self.bounds[k - 1] if k >= 1 else 0), a
-            else:
-                if b >= len(self.raw):
-                    return ""
-                k += 1
-                a, b = b, (self.bounds[k] if k < n else len(self.raw))
-        return ""
-
-    def _text(self, a: int, b: int, keep_end: bool) -> str:
-        if b <= a:
-            return ""
-        cut = b - a > _WINDOW
-        if cut:
-            a, b = (b - _WINDOW, b) if keep_end else (a, a + _WINDOW)
-        pieces: list[str] = []
-        at = a
-        h = bisect.bisect_right(self._hole_starts, a) - 1
-        h = h if h >= 0 and self.holes[h][1] > a else h + 1
-        while h < len(self.holes) and self.holes[h][0] < b:
-            hs, he = self.holes[h]
-            if hs > at:
-                pieces.append(_as_str(self.raw[at:hs]))
-            at = max(at, he)
-            h += 1
-        if at < b:
-            pieces.append(_as_str(self.raw[at:b]))
-        markup = "".join(pieces)
-        if cut:  # the window may begin or end inside a tag
-            markup = _trim_tags(markup, keep_end)
-        return plain_text(markup)
-
-
-def said_around(before: str, after: str) -> str:
-    """The text before and after a picture as one line, each side cut at a word, the picture's place
-    marked ("... before [picture] after ..."); "" when there is neither."""
-    if not before and not after:
-        return ""
-    return " ".join(t for t in (clip_words(before, True), PICTURE_MARK, clip_words(after, False)) if t)
-
-
-def _as_str(piece: bytes | str) -> str:
-    return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
-
-
-def _trim_tags(markup: str, keep_end: bool) -> str:
-    """A window of markup cut at its start (``keep_end``) or its end, without the tag it may be cut in."""
-    if keep_end:
-        close, open_ = markup.find(">"), markup.find("<")
-        return markup[close + 1:] if close >= 0 and (open_ < 0 or close < open_) else markup
-    last_open, last_close = markup.rfind("<"), markup.rfind(">")
-    return markup[:last_open] if last_open > last_close else markup
-
-
-def plain_text(markup: str) -> str:
-    """The words of a piece of markup on one line: tags and comments taken away, character references read."""
-    markup = _TAG_STR.sub("", _SPACED_STR.sub(" ", _COMMENT.sub(" ", markup)))
-    return " ".join(html.unescape(markup).split())
-
-
-def clip_words(text: str, keep_end: bool, limit: int = CONTEXT_MAX) -> str:
-    """``text`` cut to about ``limit`` characters at a word: its end kept (the text before a picture) or
-    its start (the text after), "…" where it was cut."""
-    if len(text) <= limit:
-        return text
-    if keep_end:
-        kept = text[-limit:]
-        space = kept.find(" ")
-        if not text[-limit - 1].isspace() and 0 <= space < len(kept) - 1:
-            kept = kept[space + 1:]
-        return "… " + kept.lstrip()
-    kept = text[:limit]
-    space = kept.rfind(" ")
-    if not text[limit].isspace() and space > 0:
-        kept = kept[:space]
-    return kept.rstrip() + " …"
+# The text around a picture (``textaround``): evidence for the person reviewing, never words for the alt text.
 
 
 def part_text_around(part: Part, blocks: frozenset[tuple[str, str]],
@@ -457,22 +336,17 @@ def _picture_span(part: Part, i: int) -> tuple[int, int]:
     return el.start, part.end_tag_end(el)
 
 
-def set_text_around(kind: str, z: ZipDoc | None, parts: dict[str, Part], spots: list[Spot]) -> None:
-    """Each picture's ``context``: the text before and after it in its part (EPUB chapters, Word,
-    PowerPoint, OpenDocument text and presentations; spreadsheets' drawings hold none)."""
+def part_context(kind: str, part: Part, spots: list[Spot], word_styles: set[str] | frozenset[str] = frozenset()
+                 ) -> None:
+    """Each of ``spots``' ``context`` (pictures of ``part``): the text before and after it in the part
+    (EPUB chapters, Word, PowerPoint, OpenDocument text and presentations; spreadsheets' drawings hold
+    none). ``word_styles``: Word's caption styles, whose paragraphs are said apart."""
     family = "odf" if kind in ("odt", "odp") else kind
-    if family not in _BLOCKS:
+    if family not in _BLOCKS or not spots:
         return
-    styles = word_caption_styles(z) if kind == "docx" and z is not None else set()
-    streams: dict[str, TextAround] = {}
-    starts: dict[str, list[int]] = {}
+    around = part_text_around(part, _BLOCKS[family], _left_out(family, set(word_styles)))
+    starts = [e.start for e in part.elements]
     for spot in spots:
-        part = parts.get(spot.part)
-        if part is None:
-            continue
-        if spot.part not in streams:
-            streams[spot.part] = part_text_around(part, _BLOCKS[family], _left_out(family, styles))
-            starts[spot.part] = [e.start for e in part.elements]
-        i = bisect.bisect_left(starts[spot.part], spot.tag_start)
+        i = bisect.bisect_left(starts, spot.tag_start)
         if i < len(part.elements) and part.elements[i].start == spot.tag_start:
-            spot.context = streams[spot.part].around(*_picture_span(part, i), spot.caption)
+            spot.context = around.around(*_picture_span(part, i), spot.caption)

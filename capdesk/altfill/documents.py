@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import write_change
-from capdesk.altfill.context import document_lang, set_text_around
+from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
 from capdesk.altfill.rows import (
@@ -93,14 +93,24 @@ def scan_document(path: Path) -> Doc:
             doc.parts, doc.spots = find_office(doc.zip, kind)
             doc.row.lang = document_lang(doc.zip, kind, doc.parts)
             doc.notes += _pictures_elsewhere(doc)
-        set_text_around(kind, doc.zip, doc.parts, doc.spots)
     except (ZipRefused, PartError) as exc:
         doc.row.status, doc.row.error, doc.spots = "failed", str(exc), []
     except OSError as exc:
         doc.row.status, doc.row.error, doc.spots = "failed", exc.strerror or str(exc), []
+    except Exception as exc:  # noqa: BLE001 (MemoryError, a reader's own fault: this document's failure,
+        # never the end of the run; what it read is let go with it)
+        _unreadable(doc, exc)
     doc.row.encoding = "utf-8" if doc.parts else ""
     doc.row.images = len(doc.spots)
+    if doc.row.status == "failed":  # never written: nothing of it is kept for the rest of the run
+        doc.raw, doc.zip, doc.parts, doc.epub = b"", None, {}, None
     return doc
+
+
+def _unreadable(doc: Doc, exc: BaseException) -> None:
+    why = ("too large to read in the memory left" if isinstance(exc, MemoryError)
+           else f"cannot be read ({type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]})")
+    doc.row.status, doc.row.error, doc.spots = "failed", why, []
 
 
 SHEET_MEDIA = {"xlsx": "xl/media/", "ods": "Pictures/"}
@@ -241,6 +251,8 @@ def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore, spot:
         row.status, row.error = FillStatus.FAILED, str(exc)
     except OSError as exc:
         row.status, row.error = FillStatus.FAILED, f"cannot be copied out to be described ({exc.strerror or exc})"
+    except MemoryError:
+        row.status, row.error = FillStatus.FAILED, "too large to copy out to be described in the memory left"
     return None
 
 
@@ -321,6 +333,9 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
         ZipDoc(data)
     except (ZipRefused, PartError) as exc:
         _failed(doc, rows, f"the change would not read back ({exc})")
+        return
+    except MemoryError:  # this document's failure, never the end of the run
+        _failed(doc, rows, "too large to change in the memory left")
         return
     result.diffs[str(doc.path)] = tag_diff(doc)
     why = write_change(doc.row, rows, doc.path, doc.raw, doc.digest, data, dry_run, backup_dir, before_write)

@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from capdesk.altfill.context import html_caption, page_lang
+from capdesk.altfill.context import html_caption, page_lang, part_context
 from capdesk.altfill.html_images import image_from_tag
 from capdesk.altfill.rows import foreign
 from capdesk.altfill.spots import Spot, resolve_in_package
@@ -49,12 +49,12 @@ def find_epub(z: ZipDoc) -> Epub:
     if z.has("META-INF/rights.xml"):
         raise ZipRefused("protected by DRM (META-INF/rights.xml), so it was left as it is")
     hidden = _encrypted(z)
-    container = parse_part("META-INF/container.xml", _need(z, "META-INF/container.xml"))
+    container = parse_part("META-INF/container.xml", _need(z, "META-INF/container.xml"), z.budget)
     roots = [e.attr("full-path") for e in container.elements if e.local == "rootfile" and e.attr("full-path")]
     if not roots:
         raise ZipRefused("META-INF/container.xml names no package document")
     opf_name = posixpath.normpath(unquote(roots[0] or ""))
-    opf = parse_part(opf_name, _need(z, opf_name))
+    opf = parse_part(opf_name, _need(z, opf_name), z.budget)
     package = opf.elements[0] if opf.elements else None
     if package is None or package.local != "package" or package.ns != OPF:
         raise ZipRefused(f"{opf_name} is no EPUB package document")
@@ -85,17 +85,22 @@ def find_epub(z: ZipDoc) -> Epub:
             continue
         if entry not in names:
             raise ZipRefused(f"its content document {entry} is missing from the zip")
-        part = parse_part(entry, z.read(entry))
-        book.parts[entry] = part
+        part = parse_part(entry, z.read(entry), z.budget)
         lang = page_lang(part) or book.lang
+        found: list[Spot] = []
         for i, el in enumerate(part.elements):
             if el.ns == XHTML and el.local == "img":
-                book.spots.append(_img(part, el, names & listed, pictures, foreign(lang)))
+                found.append(_img(part, el, names & listed, pictures, foreign(lang)))
             elif el.ns == SVG and el.local == "image":
-                book.spots.append(_svg_image(part, i, el, names & listed, pictures, foreign(lang)))
+                found.append(_svg_image(part, i, el, names & listed, pictures, foreign(lang)))
             else:
                 continue
-            book.spots[-1].caption = html_caption(part, i)
+            found[-1].caption = html_caption(part, i)
+        # The chapter's text around each picture read now, and its elements let go: a book's memory
+        # does not grow with its chapters.
+        part_context("epub", part, found)
+        book.parts[entry] = part.released(keep_raw=bool(found))
+        book.spots += found
     return book
 
 
@@ -109,7 +114,7 @@ def _encrypted(z: ZipDoc) -> set[str]:
     """The entries encryption.xml lists; ``ZipRefused`` when any is encrypted for more than font obfuscation."""
     if not z.has("META-INF/encryption.xml"):
         return set()
-    enc = parse_part("META-INF/encryption.xml", z.read("META-INF/encryption.xml"))
+    enc = parse_part("META-INF/encryption.xml", z.read("META-INF/encryption.xml"), z.budget)
     listed: set[str] = set()
     for i, e in enumerate(enc.elements):
         if e.ns != ENC_NS or e.local != "EncryptedData":

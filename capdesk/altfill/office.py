@@ -15,7 +15,7 @@ import posixpath
 import re
 from urllib.parse import unquote
 
-from capdesk.altfill.context import odf_caption, odf_caption_styles, word_caption, word_caption_styles
+from capdesk.altfill.context import odf_caption, odf_caption_styles, part_context, word_caption, word_caption_styles
 from capdesk.altfill.spots import Spot, is_file_name, resolve_in_package
 from capdesk.altfill.xmlscan import Element, Part, PartError, escape, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
@@ -50,11 +50,12 @@ def find_office(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
     """The parts read and every picture in them, for ``kind`` docx, pptx, xlsx, odt, odp or ods."""
     if kind == "docx":
         names = sorted((n for n in z.names() if WORD_PARTS.match(n)), key=lambda n: (n != "word/document.xml", n))
-        return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z))
+        return _ooxml(z, [(n, "") for n in names], "docPr", WP, word_caption_styles(z), kind)
     if kind == "pptx":
-        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)] + _masters(z), "cNvPr", P, None)
+        return _ooxml(z, [(n, f"slide {i}") for i, n in enumerate(_slides(z), 1)] + _masters(z), "cNvPr", P, None,
+                      kind)
     if kind == "xlsx":
-        return _ooxml(z, _sheet_drawings(z), "cNvPr", XDR, None)
+        return _ooxml(z, _sheet_drawings(z), "cNvPr", XDR, None, kind)
     return _odf(z, kind)
 
 
@@ -63,7 +64,7 @@ def _sheet_drawings(z: ZipDoc) -> list[tuple[str, str]]:
     sheets: list[tuple[str, str]] = []
     if z.has("xl/workbook.xml"):
         rels = _rels(z, "xl/workbook.xml")
-        book = parse_part("xl/workbook.xml", z.read("xl/workbook.xml"))
+        book = parse_part("xl/workbook.xml", z.read("xl/workbook.xml"), z.budget)
         sheets = [(e.attr("name") or "", rels.get(e.attr("id", R) or "", ("", True))[0])
                   for e in book.elements if e.local == "sheet"]
     out: list[tuple[str, str]] = []
@@ -82,7 +83,7 @@ def _rels(z: ZipDoc, part: str) -> dict[str, tuple[str, bool]]:
     if not z.has(name):
         return {}
     out: dict[str, tuple[str, bool]] = {}
-    for e in parse_part(name, z.read(name)).elements:
+    for e in parse_part(name, z.read(name), z.budget).elements:
         if e.local == "Relationship" and e.attr("Id") and e.attr("Target") is not None:
             target = e.attr("Target") or ""
             if (e.attr("TargetMode") or "") == "External":
@@ -98,7 +99,7 @@ def _slides(z: ZipDoc) -> list[str]:
     """The slides in the order shown (the presentation's slide list), else by their number."""
     if z.has("ppt/presentation.xml"):
         rels = _rels(z, "ppt/presentation.xml")
-        pres = parse_part("ppt/presentation.xml", z.read("ppt/presentation.xml"))
+        pres = parse_part("ppt/presentation.xml", z.read("ppt/presentation.xml"), z.budget)
         order = [rels.get(e.attr("id", R) or "", ("", True)) for e in pres.elements if e.ns == P and e.local == "sldId"]
         slides = [t for t, ext in order if not ext and z.has(t)]
         if slides:
@@ -129,25 +130,29 @@ def _decorative(part: Part, i: int, spot: Spot) -> str:
 
 
 def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
-           captions: set[str] | None) -> tuple[dict[str, Part], list[Spot]]:
-    """The pictures of Word's or PowerPoint's parts; with ``captions`` (Word's caption styles), each
-    with the caption paragraph beside it. Charts and SmartArt diagrams are listed too: their alt text
-    is a person's to write (the review file can carry it)."""
+           captions: set[str] | None, kind: str) -> tuple[dict[str, Part], list[Spot]]:
+    """The pictures of Word's or PowerPoint's parts, each with the text around it; with ``captions``
+    (Word's caption styles), each with the caption paragraph beside it. Charts and SmartArt diagrams
+    are listed too: their alt text is a person's to write (the review file can carry it). The parts
+    are read one at a time, each let go of once its pictures are found."""
     read: dict[str, Part] = {}
     spots: list[Spot] = []
     names = set(z.names())
     for name, where in parts:
-        part = parse_part(name, z.read(name))
-        read[name] = part
+        part = parse_part(name, z.read(name), z.budget)
         rels = _rels(z, name)
         counts = {"picture": 0, "chart": 0, "diagram": 0}
+        found: list[Spot] = []
         for i, el in enumerate(part.elements):
             spot = _ooxml_at(part, i, el, holder, ns, rels, names, where, counts)
             if spot is None:
                 continue
             if captions is not None:
                 spot.caption = word_caption(part, i, captions)
-            spots.append(spot)
+            found.append(spot)
+        part_context(kind, part, found, captions or set())
+        read[name] = part.released(keep_raw=bool(found))
+        spots += found
     return read, spots
 
 
@@ -258,12 +263,15 @@ def _odf(z: ZipDoc, kind: str) -> tuple[dict[str, Part], list[Spot]]:
         if name == "styles.xml" and not z.has(name):
             continue
         try:
-            part = read[name] = parse_part(name, z.read(name))
+            part = parse_part(name, z.read(name), z.budget)
         except PartError:
             if name == "content.xml":
                 raise
             continue  # the text's pictures are still filled; styles.xml is left as it is
-        spots += _odf_part(part, kind, names)
+        found = _odf_part(part, kind, names)
+        part_context(kind, part, found)
+        read[name] = part.released(keep_raw=bool(found))
+        spots += found
     return read, spots
 
 

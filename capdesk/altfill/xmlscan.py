@@ -20,10 +20,23 @@ _DECL = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']
 _ATTR = re.compile(r"""([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 # Characters XML 1.0 does not allow, even as references.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Elements read at most: every element of a part is kept while the part is read (about 400 bytes each),
+# so a part of a million "<a/>" is 400 MB. A long book's chapter or a 500-page report's text holds a
+# few hundred thousand; a document's parts together (its headers, slides, chapters) well under millions.
+MAX_PART_ELEMENTS = 1_000_000
+MAX_DOCUMENT_ELEMENTS = 4_000_000
 
 
 class PartError(Exception):
     """A part that cannot be read or changed safely; ``str()`` is one line."""
+
+
+class ElementBudget:
+    """The elements one document may still have read, all its parts together (``MAX_DOCUMENT_ELEMENTS``)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = MAX_DOCUMENT_ELEMENTS if limit is None else limit
+        self.left = self.limit
 
 
 @dataclass
@@ -106,6 +119,12 @@ class Part:
             j = self.elements[j].parent
         return None
 
+    def released(self, keep_raw: bool) -> Part:
+        """The part without its elements (and without its bytes unless ``keep_raw``, for the parts that
+        will be changed): what a document keeps of a part once its pictures are found, so that what it
+        holds does not grow with the number of its parts."""
+        return Part(self.name, self.raw if keep_raw else b"", [])
+
     def descendants(self, i: int) -> list[int]:
         out, todo = [], list(reversed(self.elements[i].children))
         while todo:
@@ -122,8 +141,9 @@ def escape(text: str) -> str:
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
-def parse_part(name: str, raw: bytes) -> Part:
-    """The part's elements in document order; ``PartError`` when it is not well-formed UTF-8 XML."""
+def parse_part(name: str, raw: bytes, budget: ElementBudget | None = None) -> Part:
+    """The part's elements in document order; ``PartError`` when it is not well-formed UTF-8 XML, or
+    holds more elements than one part may (``MAX_PART_ELEMENTS``) or than ``budget`` has left."""
     m = _DECL.match(raw[:200])
     if m and m.group(1).decode("ascii").lower().replace("_", "-") not in ("utf-8", "utf8"):
         raise PartError(f"{name}: written in {m.group(1).decode('ascii')}, which CapDesk does not change")
@@ -137,6 +157,7 @@ def parse_part(name: str, raw: bytes) -> Part:
     stack: list[int] = []
     pending: dict[str, str] = {}
     scopes: list[dict[str, str]] = [{"xml": XML_NS}]
+    most = MAX_PART_ELEMENTS if budget is None else min(MAX_PART_ELEMENTS, budget.left)
 
     def entity_decl(*args) -> None:
         raise PartError(f"{name}: declares entities, which CapDesk does not read")
@@ -145,6 +166,8 @@ def parse_part(name: str, raw: bytes) -> Part:
         pending[prefix or ""] = uri or ""
 
     def start(tag: str, attrs: dict[str, str]) -> None:
+        if len(elements) >= most:
+            raise PartError(_too_many(name, budget))
         bits = tag.split(" ")
         ns, local, prefix = (bits + ["", ""])[:3] if len(bits) > 1 else ("", bits[0], "")
         # An element declaring no namespace shares its parent's scope (never changed once made): a copy
@@ -192,7 +215,20 @@ def parse_part(name: str, raw: bytes) -> Part:
         raise PartError(f"{name}: not well-formed XML ({expat.ErrorString(exc.code)}, line {exc.lineno})") from None
     except RecursionError:
         raise PartError(f"{name}: nested too deeply") from None
+    finally:
+        # The handlers refer to the parser and the parser to them: without this, the cycle (and every
+        # element of a part that failed) would wait for the next full garbage collection.
+        p = None  # noqa: F841
+    if budget is not None:
+        budget.left -= len(elements)
     return Part(name, raw, elements)
+
+
+def _too_many(name: str, budget: ElementBudget | None) -> str:
+    if budget is not None and budget.left < MAX_PART_ELEMENTS:
+        return (f"{name}: its parts hold more than {budget.limit:,} XML elements together, more than CapDesk "
+                "reads in one document")
+    return f"{name}: more than {MAX_PART_ELEMENTS:,} XML elements in one part, more than CapDesk reads"
 
 
 def _tag_end(raw: bytes, at: int) -> int:

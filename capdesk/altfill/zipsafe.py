@@ -19,6 +19,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from capdesk.altfill.xmlscan import ElementBudget
+
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 50_000
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # one part or picture, inflated
@@ -62,6 +64,7 @@ class ZipDoc:
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
+        self.budget = ElementBudget()  # the XML elements its parts may hold, all read together
         if raw.startswith(OLE_MAGIC):
             raise ZipRefused("password-protected (an encrypted Office file is no zip), so it was left as it is")
         if not raw.startswith(_LOCAL_SIG):
