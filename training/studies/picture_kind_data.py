@@ -399,16 +399,23 @@ def _melody_abc(r: random.Random) -> str:
 
 
 def render_music(out: Path) -> None:
-    for i, p in todo(out, "music", "lilypond", N["music"]):
-        r = rng_for("lilypond", i)
+    # lilypond takes seconds to start: many scores to one run, each to its own PNG
+    missing = list(todo(out, "music", "lilypond", N["music"]))
+    for start in range(0, len(missing), 25):
+        batch = missing[start:start + 25]
         with tempfile.TemporaryDirectory() as tmp:
-            ly = Path(tmp) / "m.ly"
-            ly.write_text(_melody_ly(r))
-            run(["lilypond", "--png", f"-dresolution={r.choice([60, 75, 90, 110])}", "-o", str(Path(tmp) / "m"),
-                 str(ly)], timeout=120, cwd=tmp)
-            made = sorted(Path(tmp).glob("m*.png"))
-            if made:
-                _flatten(made[0]).save(p)
+            names = []
+            for i, p in batch:
+                r = rng_for("lilypond", i)
+                res = r.choice([60, 75, 90, 110])
+                (Path(tmp) / f"m{i:04d}.ly").write_text(_melody_ly(r).replace(
+                    "\\paper {", f"#(ly:set-option 'resolution {res})\n\\paper {{", 1))
+                names.append(f"m{i:04d}.ly")
+            run(["lilypond", "--png", *names], timeout=900, cwd=tmp)
+            for i, p in batch:
+                made = sorted(Path(tmp).glob(f"m{i:04d}*.png"))
+                if made:
+                    _flatten(made[0]).save(p)
     for i, p in todo(out, "music", "abcm2ps", N["music"]):
         r = rng_for("abcm2ps", i)
         with tempfile.TemporaryDirectory() as tmp:
@@ -871,8 +878,53 @@ def gcompris_files(out: Path) -> None:
     (dest / ".done").write_text("")
 
 
+def gcompris_paintings(out: Path) -> None:
+    """The famous paintings of gcompris-qt-data's puzzle, put together again from its pieces (each board
+    names its pieces and their centres as shares of the board's width and height), whole and in crops."""
+    import re
+    from PySide6.QtCore import QDirIterator, QFile, QResource
+    rcc = out / "pkgs" / "gcompris-qt-data/usr/share/gcompris-qt/rcc/paintings.rcc"
+    dest = out / "painting" / "gcompris-paintings"
+    if not rcc.exists() or (dest / ".done").exists():
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    QResource.registerResource(str(rcc), "/pt")
+    it = QDirIterator(":/pt", QDirIterator.Subdirectories)
+    boards = []
+    while it.hasNext():
+        name = it.next()
+        if re.search(r"/board/board.*\.qml$", name):
+            f = QFile(name)
+            f.open(QFile.ReadOnly)
+            boards.append(bytes(f.readAll()).decode("utf-8", "replace"))
+    images = out / "gcompris/paintings/gcompris/src/activities/paintings/resource"
+    n = 0
+    for text in boards:
+        size = re.search(r'"width":\s*(\d+),\s*"height":\s*(\d+)', text)
+        pieces = re.findall(r'"pixmapfile"\s*:\s*"(image/[^"]+\.webp)",\s*"x"\s*:\s*"([\d.]+)",\s*"y"\s*:\s*"([\d.]+)"', text)
+        if not size or not pieces:
+            continue
+        w, h = int(size.group(1)), int(size.group(2))
+        board = Image.new("RGBA", (w, h), (0, 0, 0, 0))
+        for rel, x, y in pieces:
+            piece = Image.open(images / rel).convert("RGBA")
+            board.alpha_composite(piece, (int(float(x) * w - piece.width / 2), int(float(y) * h - piece.height / 2)))
+        box = board.getchannel("A").point(lambda a: 255 if a > 250 else 0).getbbox()
+        whole = board.crop(box).convert("RGB")
+        r = random.Random(n)
+        crops = [whole] + [whole.crop((int(whole.width * a), int(whole.height * b), int(whole.width * (a + .55)),
+                                       int(whole.height * (b + .55)))) for a, b in ((r.uniform(0, .45), r.uniform(0, .45))
+                                                                                    for _ in range(3))]
+        for c in crops:
+            c.save(dest / f"{n:04d}.png")
+            n += 1
+    QResource.unregisterResource(str(rcc), "/pt")
+    (dest / ".done").write_text("")
+
+
 def render_gathered(out: Path) -> None:
     gcompris_files(out)
+    gcompris_paintings(out)
     # openclipart-svg: drawings, one source per top folder (geography and the flowchart shapes left out)
     root = out / "pkgs" / "openclipart-svg/usr/share/openclipart/svg"
     skip = {"buildings", "geography", "shapes", "signs_and_symbols", "buttons", "special", "logos", "unsorted", "decorations"}
