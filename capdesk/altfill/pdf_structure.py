@@ -10,6 +10,7 @@ document left, the rest of the run goes on.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 MAX_ELEMENTS = 200_000  # structure elements walked; a real book has a few thousand
@@ -147,21 +148,32 @@ def elements(tree, structure: Structure) -> Iterator[tuple[object, object, objec
 CHANGEABLE = ("/Alt", "/Lang")
 
 
-def comparable(v, depth: int = 0) -> object:
-    """A PDF value as a comparable Python value: a reference by its number (never followed), a number by
-    its exact value, a string by its bytes."""
+@functools.cache
+def _kinds() -> tuple[type, ...]:
     from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, IndirectObject, StreamObject
 
-    if isinstance(v, IndirectObject):
+    return IndirectObject, DictionaryObject, StreamObject, ArrayObject, FloatObject
+
+
+def _kind(obj) -> str:
+    _, dictionary, stream, array, _ = _kinds()
+    return "stream" if isinstance(obj, stream) else "dict" if isinstance(obj, dictionary) else \
+        "array" if isinstance(obj, array) else type(obj).__name__
+
+
+def comparable(v, depth: int = 0) -> object:
+    """A PDF value as a comparable Python value: a reference by its number (never followed), a number by
+    its exact value, a string by its bytes, a dictionary by its entries in any order."""
+    indirect, dictionary, stream, array, real = _kinds()
+    if isinstance(v, indirect):
         return ("R", v.idnum, v.generation)
     if depth > SNAPSHOT_DEPTH:
         return (type(v).__name__,)
-    if isinstance(v, DictionaryObject):
-        kind = "stream" if isinstance(v, StreamObject) else "dict"
-        return (kind, tuple(sorted((str(k), comparable(x, depth + 1)) for k, x in v.items())))
-    if isinstance(v, ArrayObject):
-        return ("array", tuple(comparable(x, depth + 1) for x in v))
-    if isinstance(v, FloatObject):
+    if isinstance(v, dictionary):
+        return ("stream" if isinstance(v, stream) else "dict", {str(k): comparable(x, depth + 1) for k, x in v.items()})
+    if isinstance(v, array):
+        return ("array", [comparable(x, depth + 1) for x in v])
+    if isinstance(v, real):
         return ("real", float(v))
     if isinstance(v, (bytes, str)) and hasattr(v, "original_bytes"):
         return ("string", bytes(v.original_bytes))
@@ -197,11 +209,11 @@ def snapshot(reader, structure: Structure) -> tuple[dict, dict]:
         if not isinstance(obj, DictionaryObject):
             nodes[where] = comparable(obj)
             continue
-        nodes[where] = comparable(DictionaryObject({k: v for k, v in obj.items() if k not in CHANGEABLE}))
+        nodes[where] = (_kind(obj), {str(k): comparable(v, 1) for k, v in obj.items() if k not in CHANGEABLE})
         alts[where] = tuple(comparable(obj[k]) if k in obj else None for k in CHANGEABLE)
         for k, v in obj.items():
             if isinstance(v, IndirectObject) and k not in ("/K", "/P"):  # what it names is still what it was
-                nodes[(where, str(k))] = type(v.get_object()).__name__
+                nodes[(where, str(k))] = _kind(v.get_object())
         if (is_root or "/S" in obj) and "/K" in obj:  # the tree root and each element: their kids are the tree
             stack.append((obj.get("/K"), (where, "/K"), False))  # get: the reference as it is, not resolved
     return nodes, alts

