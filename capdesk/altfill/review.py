@@ -7,6 +7,8 @@ Each row carries its document's digest and its picture's, as the review saw them
 run was given (``review_file``). A row is written only into a document inside those folders
 (``review_bind``), only while the document's bytes and its picture's are those reviewed; a document
 changed since is left as it is and named, a row outside the folders or whose picture changed is named.
+A review is the person's file: applying it never rewrites it. Applied again, a document whose every
+reviewed text is already in it, where it was reviewed, is said to be so ("already written") and left.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, write_document
 from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
@@ -29,10 +32,9 @@ from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_revi
     digests_path,
     read_review,
     roots_cell,
-    save_new_digests,
     write_rows,
 )
-from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow
+from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, said_words
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
 from capdesk.safe_files import atomic_write, read_limited
@@ -40,6 +42,7 @@ from capdesk.sidecars.xmp import clean_text
 
 CHANGED = "it changed since the review, so it was left as it is; review it again"
 UNLISTED = "it is not in the review's list of documents (no digest of it), so it was left"
+ALREADY = "already written: every text the review marks yes is in it, so it was left as it is"
 
 
 def location_of(r: ImageRow) -> str:
@@ -53,9 +56,18 @@ def review_row(r: ImageRow) -> dict[str, str]:
     for what the run wrote or would write."""
     text = r.alt_text if r.status in (FillStatus.FILLED, FillStatus.KEPT) else r.proposed
     return {"document": os.path.abspath(r.page), "location": location_of(r), "picture": r.src, "text": text,
-            "said_as": r.said_as or "", "reason": r.reason or r.error or r.note or _kept(r),
+            "said_as": said_words(r), "reason": r.reason or r.error or r.note or _kept(r),
             "trust": "" if r.trust is None else f"{r.trust:.4f}",
-            "write": "yes" if r.status == FillStatus.FILLED else "no", "context": r.context}
+            "write": "yes" if r.status == FillStatus.FILLED else "no", "context": r.context,
+            "picture_name": picture_name(r)}
+
+
+def picture_name(r: ImageRow) -> str:
+    """Which picture, as a person tells it: its file name (an address decoded), or a PDF's page."""
+    if r.syntax == "pdf":
+        return f"page {r.line}" if r.line else ""
+    src = unquote(r.src or "").split("?")[0].split("#")[0].replace("\\", "/")
+    return src.rstrip("/").rsplit("/", 1)[-1] if not src.startswith("data:") else "a picture inside the page"
 
 
 def _kept(r: ImageRow) -> str:
@@ -81,7 +93,7 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
     a document changed since the review is left as it is and named, and so is a row naming a document
     outside the folders the review was made for. With ``epub_metadata``, an EPUB whose every picture has
     a text alternative once written says so in its package document, as a fill does."""
-    rows, sums = read_review(path)
+    rows, _ = read_review(path)
     result = AltFillResult(dry_run=dry_run)
     wanted: dict[str, list[Reviewed]] = {}
     outside: dict[str, str] = {}
@@ -98,20 +110,7 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
     writing = _Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
         _apply_one(Path(name), chosen, result, writing)
-    changed = {name: p.sha256 for name in wanted for p in result.pages
-               if p.page == str(Path(name)) and p.status == "changed"}
-    if changed:  # the review now describes the files as written: applying it again changes nothing
-        _note_new_digests(Path(path), changed, sums)
     return result
-
-
-def _note_new_digests(path: Path, changed: dict[str, str], sums: dict[str, str]) -> None:
-    data = save_new_digests(path, changed)
-    if data is not None:
-        atomic_write(path, data)
-    if sums or digests_path(path).exists():  # the old side file, where there is one, says the same
-        sums.update(changed)
-        atomic_write(digests_path(path), "".join(f"{d}  {n}\n" for n, d in sums.items()).encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -137,10 +136,49 @@ def _current(path: Path, chosen: list[Reviewed], result: AltFillResult) -> tuple
     now = hashlib.sha256(raw).hexdigest()
     del raw
     same = [r for r in chosen if r.document_sha256 == now]
-    if not same:
+    if not same and not (any(r.document_sha256 for r in chosen) and _already_written(path, chosen, result)):
         why = CHANGED if any(r.document_sha256 for r in chosen) else UNLISTED
         result.pages.append(PageRow(str(path), "failed", error=why, kind=_kind(path)))
     return same, now
+
+
+def _pictures_now(path: Path) -> tuple[PageRow, list[tuple[tuple[str, str], str]]]:
+    """A file's row as scanned now, and each picture's (location, address) with the alt text it has."""
+    if is_pdf(path):
+        pdf = scan_pdf(path)
+        return pdf.row, [((f.location, f.src), f.alt or "") for f in pdf.figures]
+    if is_document(path):
+        doc = scan_document(path)
+        return doc.row, [((s.location, s.src), "" if s.placeholder else s.alt or "") for s in doc.spots]
+    try:
+        page = scan_page(path)
+    except ScanCancelled:  # not asked to stop: no page scan is cancelled here
+        return PageRow(str(path), "failed"), []
+    return page.row, [((f"line {f.line}", f.src or ""), "" if f.placeholder else f.alt or "") for f in page.found]
+
+
+def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) -> bool:
+    """Whether a file changed since the review holds, on each reviewed picture, the text its row marks
+    yes: the review was applied already (it is never rewritten with the new digests). Then it is said
+    so and left as it is; nothing is written either way."""
+    row, pictures = _pictures_now(path)
+    if row.status == "failed":
+        return False
+    alts: dict[tuple[str, str], list[str]] = {}
+    for key, alt in pictures:
+        alts.setdefault(key, []).append(alt)
+    seen: dict[tuple[str, str], int] = {}
+    for r in chosen:
+        key = (r.location, r.picture)
+        n = seen[key] = seen.get(key, -1) + 1
+        text = _one_line(r.text)
+        if text and (n >= len(alts.get(key, [])) or alts[key][n] != text):
+            return False
+    row.status, row.note, row.error = "unchanged", ALREADY, None
+    result.pages.append(row)
+    result.images += [ImageRow(str(path), 0, 0, r.picture, FillStatus.KEPT, location=r.location,
+                               alt_text=_one_line(r.text), note="already written") for r in chosen]
+    return True
 
 
 def _read_as_checked(row: PageRow, now: str, result: AltFillResult) -> bool:

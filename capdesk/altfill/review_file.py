@@ -21,11 +21,19 @@ from pathlib import Path
 
 from capdesk.safe_files import RefusedFile, read_limited
 
-# A contract: columns are only ever added at the end, and a file without the later ones still applies.
-# ``context`` (the text before and after the picture) is for the person reviewing; it is never read back.
-COLUMNS = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write", "context",
-           "document_sha256", "picture_sha256", "roots", "picture_roots")
+# A contract: columns are read by name, never by place, and a file without the later ones still applies;
+# no column is taken away or renamed. They are written in the order a person works down a row in a
+# spreadsheet: decide (``write``), read or edit the text, see which picture and what is around it, then
+# the rest. ``context`` (the text before and after the picture) and ``picture_name`` (its file name, or a
+# PDF's page) are for the person reviewing; they are never read back.
+COLUMNS = ("write", "text", "picture", "context", "picture_name", "said_as", "reason", "document", "location",
+           "trust", "document_sha256", "picture_sha256", "roots", "picture_roots")
 NEEDED = ("document", "location", "picture", "text", "write")
+# ``said_as`` in plain words since the columns were reordered, and the words before; both are read.
+SAID_AS_READ = {"fact": "fact", "guess": "probably", "probably": "probably", "tags only": "maybe",
+                "maybe": "maybe", "kind only": "kind", "kind": "kind", "from the caption": "caption",
+                "caption": "caption", "nothing said": "none", "none": "none", "withheld": "withheld",
+                "already in the document": "kept"}
 # A cell a spreadsheet would run as a formula is written with a leading apostrophe, taken off when read.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 MAX_REVIEW_BYTES = 64 * 1024 * 1024  # a review of a hundred thousand pictures is a few tens of MiB
@@ -76,6 +84,7 @@ class Reviewed:
     picture_sha256: str = ""  # the picture file as the review saw it ("": inside its document, or none read)
     roots: list[str] | None = None  # the folders and files the run was given; None in a review from before
     picture_roots: list[str] = field(default_factory=list)  # the folders its pictures could come from
+    said_as: str = ""  # how its text said what it said when proposed (``SAID_AS_READ``'s values), "" when unsaid
 
 
 def write_rows(rows: list[dict[str, str]], columns: tuple[str, ...] | list[str] = COLUMNS,
@@ -149,20 +158,11 @@ def read_review(path: Path) -> tuple[list[Reviewed], dict[str, str]]:
                              c.get("write", "").strip().lower() in ("yes", "y", "true", "1"), n,
                              c.get("document_sha256", "").strip().lower() if bound else sums.get(name, ""),
                              c.get("picture_sha256", "").strip().lower(), _roots(c.get("roots", "")),
-                             _roots(c.get("picture_roots", "")) or []))
+                             _roots(c.get("picture_roots", "")) or [], said_as_read(c.get("said_as", ""))))
     return rows, sums
 
 
-def save_new_digests(path: Path, changed: dict[str, str]) -> bytes | None:
-    """The review file with each changed document's new digest (``changed``: {document as the review names
-    it: digest}) in its rows, so that applying it again changes nothing; None when there is nothing to
-    change. Every other cell is kept as it was read."""
-    columns, cells = read_cells(path)
-    if "document_sha256" not in columns:
-        return None
-    hit = False
-    for r in cells:
-        new = changed.get(read_cell(r.get("document") or ""))
-        if new:
-            r["document_sha256"], hit = new, True
-    return write_rows(cells, columns, guard=False) if hit else None
+def said_as_read(cell: str) -> str:
+    """A ``said_as`` cell in the words of either CapDesk version ("guess" or "probably"), as one value;
+    "" for an empty or unknown one (it decides nothing: the ``write`` column does)."""
+    return SAID_AS_READ.get(" ".join(cell.split()).lower(), "")

@@ -3,10 +3,10 @@ document, and the run's result; and how a description becomes the text to write.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from capdesk.altfill.figure_captions import CAPTION_MAX, caption_alt, caption_text  # noqa: F401  (API)
 from capdesk.describe.describer import Described
 from capdesk.folders.batch import counts_summary
 from capdesk.sidecars.xmp import clean_text
@@ -16,9 +16,15 @@ UNHIDDEN = ("marked decorative by the author, filled as --include-empty asks, an
             "away so that screen readers no longer skip it")
 UNDESCRIBED = "nothing certain could be said about the picture, so no alt text was written"
 
-# What ``--write`` lets into the files, by what the text says as a guess (``wording``).
-WRITE_CHOICES = {"facts": ("fact",), "probably": ("fact", "probably"), "all": ("fact", "probably", "maybe")}
-HELD = {"probably": 'it is worded as a guess ("Probably ...")', "maybe": 'it only lists what the picture may contain'}
+# What ``--write`` lets into the files, by what the text says as a guess (``wording``). A kind said alone
+# ("A drawing.") is written by ``probably`` and ``all`` as it always was; ``facts`` (the default) keeps it back.
+WRITE_CHOICES = {"facts": ("fact",), "probably": ("fact", "probably", "kind"),
+                 "all": ("fact", "probably", "maybe", "kind")}
+HELD = {"probably": 'it is worded as a guess ("Probably ...")', "maybe": 'it only lists what the picture may contain',
+        "kind": 'it only says what kind of picture it is ("A drawing.")'}
+# How a text says what it says, in a publisher's words: the review file's ``said_as`` and the HTML report's.
+SAID_WORDS = {"fact": "fact", "probably": "guess", "maybe": "tags only", "kind": "kind only",
+              "caption": "from the caption", "none": "nothing said", "kept": "already in the document"}
 
 
 class FillStatus(str, Enum):
@@ -130,35 +136,31 @@ def files_said(rows: list[PageRow]) -> str:
 def wording(d: Described) -> str:
     """What a description's text says as a guess: "fact" when nothing (a caption said as fact, or only
     what was seen, read or measured), "probably" for a caption said as "Probably ...", "maybe" for
-    "May contain: ..." tags without a caption."""
+    "May contain: ..." tags without a caption, "kind" for the picture's kind said alone ("An abstract
+    image.", "A drawing."): a kind names no one thing the picture shows."""
     if d.said_as == SaidAs.PROBABLY:
         return "probably"
     if d.said_as == SaidAs.FACT:
         return "fact"
-    hedged = bool(d.decision.maybe) if d.decision is not None else "May contain:" in d.description
-    return "maybe" if hedged else "fact"
+    dec = d.decision
+    if dec is None:
+        return "maybe" if "May contain:" in d.description else "fact"
+    if dec.maybe:
+        return "maybe"
+    return "kind" if dec.kind and not dec.objects and not dec.text else "fact"
 
 
-# A caption's label ("Figure 3:", "Fig. 2.", "Illustration 1 -", "Abbildung 4:", "Şekil 1.") names the
-# figure, not what it shows: the alt text starts after it.
-_LABEL = re.compile(r"^\s*(?:fig(?:ure)?|abb(?:ildung)?|illustration|image|picture|plate|chart|drawing"
-                    r"|şekil|resim|figura|gambar|рисунок|рис)\.?\s*[0-9IVXLivxl]*(?:[.\-][0-9]+)*\s*[:.\-–—]\s*", re.I)
-CAPTION_MAX = 250  # alt text is read in one breath; a caption past this keeps its first sentences
-
-
-def caption_text(caption: str) -> str:
-    """The alt text a figure caption gives: its words without the figure's label, one line, ending as a
-    sentence ends ("Figure 2: Waxing crescent moon" -> "Waxing crescent moon."); "" when only a label."""
-    text = " ".join(caption.split())
-    if not _LABEL.sub("", text + ":", count=1).strip():  # "Figure 4": a label alone names nothing
-        return ""
-    text = _LABEL.sub("", text, count=1).strip()
-    if len(text) > CAPTION_MAX:
-        cut = text.rfind(". ", 0, CAPTION_MAX)
-        text = text[:cut + 1] if cut > 0 else text[:CAPTION_MAX].rsplit(" ", 1)[0] + " ..."
-    if text and text[-1].isalnum():
-        text += "."
-    return text[:1].upper() + text[1:]
+def said_words(row: ImageRow) -> str:
+    """How the row's text says what it says, in plain words (``SAID_WORDS``): "fact", "guess", "tags
+    only", "kind only", "from the caption", "nothing said", or "already in the document" for alt
+    text the document had."""
+    if row.said_as == "caption":
+        return SAID_WORDS["caption"]
+    if row.status == FillStatus.KEPT:
+        return SAID_WORDS["kept"] if row.alt_text else ""
+    if not (row.proposed or row.alt_text):
+        return SAID_WORDS["none"] if row.said_as or row.model else ""
+    return SAID_WORDS.get(row.wording, "")
 
 
 def foreign(lang: str) -> bool:
@@ -185,8 +187,9 @@ def from_caption(row: ImageRow, d: Described) -> str | None:
     other (a guess, "May contain", only what was measured such as "A blank red image.", nothing, or a
     picture that could not be read) gives way to the caption, which names what the picture shows in
     the author's own words. The caption's text is then written, said as ``caption``, never a guess;
-    None when the caption does not decide (no caption, or a trusted description)."""
-    text = caption_text(row.caption)
+    None when the caption does not decide (no caption, one that says nothing of the picture once its
+    label, citations, links and credits are taken away, or a trusted description)."""
+    text = caption_alt(row.caption)
     if not text or trusted(d):
         return None
     said = " ".join(clean_text(d.description).split()) if d.ok else ""

@@ -16,6 +16,19 @@ from capdesk.altfill.places import REMOTE
 # PowerPoint writes one when a picture is inserted, and so do many converters.
 _FILE_NAME = re.compile(r"^[^\\/:*?\"<>|\s][^\\/:*?\"<>|]*\.(?:png|jpe?g|jfif|gif|bmp|tiff?|webp|emf|wmf|svg|heic|heif"
                         r"|avif|ico|pcx|tga)$", re.I)
+# Names that are not file names but say as little: a camera's or a phone's ("DSC01234", "IMG_0042",
+# "PXL_20230512_143022"), an office suite's default ("Picture 3", "Image1", "Grafik 2"), a bare number or
+# time stamp, a snake_case identifier, a path without an extension ("./bezier2", "images/bezier2"), a URL.
+_CAMERA = re.compile(r"^(?:IMG|DSC[NF_]?|DCIM|PXL|SAM|GOPR|MVIMG|PICT|CIMG|DJI|WP|VID|PANO|BURST)[_\-]?\d[\w\-.]*$"
+                     r"|^P\d{5,}$|^screen ?shot[\s_\-]*\d[\w\-. ]*$", re.I)
+_GENERIC = re.compile(r"^(?:image|img|picture|pic|photo|photograph|graphic|graphics|figure|fig|drawing|object"
+                      r"|grafik|bild|abbildung|immagine|imagen|imagem|afbeelding|obraz|untitled|unnamed|screenshot"
+                      r"|screen shot|scan)[\s_\-]*\d*$", re.I)
+_STAMP = re.compile(r"^[\d\s_\-.:]+$")
+_PATH = re.compile(r"^(?:\.{1,2}/|/|~/|[A-Za-z]:[\\/])\S*$|^(?:images?|img|pics?|pictures|figures?|figs?|media"
+                   r"|assets|static|graphics|gfx|icons|photos|uploads|files|resources|res|_images|wp-content)"
+                   r"(?:/[^/\s]+)+$", re.I)
+_URL = re.compile(r"^(?:(?:https?|ftp|file|data):|www\.)\S*$", re.I)
 OUTSIDE_PACKAGE = "an address that leads out of the document: skipped, since only its own pictures are described"
 
 
@@ -63,7 +76,9 @@ class Spot:
 
 def is_file_name(text: str, picture: str | None = None) -> bool:
     """Whether a text alternative is only a file name or path (the picture's own, or any picture's),
-    pandoc's figure marker ``fig:`` included (``fig:``, ``fig:  images/cat.jpg``)."""
+    pandoc's figure marker ``fig:`` included (``fig:``, ``fig:  images/cat.jpg``), or a name that says as
+    little: the picture's name without its extension, a camera's or an office suite's default name
+    ("DSC01234", "Picture 3"), a number, an identifier, a path or a URL. Each counts as no alt text."""
     t = text.strip()
     if t[:4].lower() == "fig:":
         t = t[4:].strip()
@@ -71,10 +86,20 @@ def is_file_name(text: str, picture: str | None = None) -> bool:
             return True
     if not t:
         return False
-    if picture is not None and t in (picture, posixpath.basename(picture)):
+    if picture is not None and t in _names_of(picture):
+        return True
+    if _CAMERA.match(t) or _GENERIC.match(t) or _STAMP.match(t) or _PATH.match(t) or _URL.match(t):
+        return True
+    if "_" in t and not any(c.isspace() for c in t):  # an identifier: prose has no underscores
         return True
     head, _, name = t.replace("\\", "/").rpartition("/")
     return bool(_FILE_NAME.match(name)) and not any(c.isspace() for c in head)
+
+
+def _names_of(picture: str) -> tuple[str, ...]:
+    """A picture's address as alt text may repeat it: whole, its file name, each without its extension."""
+    base = posixpath.basename(picture)
+    return tuple(n for n in (picture, base, posixpath.splitext(picture)[0], posixpath.splitext(base)[0]) if n)
 
 
 def resolve_in_package(src: str, base: str, names: set[str]) -> tuple[str | None, str, str]:

@@ -73,10 +73,11 @@ def register(sub) -> None:
 
 
 def _review_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--write", choices=("facts", "probably", "all"), default="all",
-                   help="which texts are written: facts (nothing said as a guess), probably (also captions said "
-                        "as \"Probably ...\"), all (also \"May contain: ...\"; the default); the rest are left "
-                        "untouched and listed for review")
+    p.add_argument("--write", choices=("facts", "probably", "all"), default="facts",
+                   help="which texts are written: facts (the default: what is said as fact, and figure captions, "
+                        "the author's words), probably (also captions said as \"Probably ...\" and a picture's kind "
+                        "said alone, \"A drawing.\"), all (also \"May contain: ...\"); the rest are left untouched "
+                        "and listed for review")
     p.add_argument("--review-out", metavar="FILE.csv",
                    help="write every picture found to FILE.csv, one row each (document, location, picture, text, "
                         "said_as, reason, trust, write), to be edited; FILE.csv.sha256 keeps each file's digest")

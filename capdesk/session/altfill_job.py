@@ -31,7 +31,7 @@ class AltFillJob(FolderJob):
                  dry_run: bool = False, report: str = "", backup_dir: Path | None = None,
                  on_progress: Callable[[int, int, str], None] | None = None,
                  on_finished: Callable[[Any, str], None] | None = None, epub_metadata: bool = False,
-                 write: str = "all") -> None:
+                 write: str = "facts") -> None:
         super().__init__(session, folder, report, on_progress, on_finished)
         self.recursive, self.include_empty, self.dry_run = recursive, include_empty, dry_run
         self.backup_dir = backup_dir

@@ -27,7 +27,7 @@ class AltFillOptions:
     dry_run: bool = False  # the diffs only, nothing written
     allow_roots: tuple[str, ...] = ()  # folders whose pictures may be described besides those given
     epub_metadata: bool = False
-    write: str = "all"  # which texts are written: facts | probably | all (capdesk.altfill.rows.WRITE_CHOICES)
+    write: str = "facts"  # which texts are written: facts | probably | all (capdesk.altfill.rows.WRITE_CHOICES)
     previews: bool = False  # documents' pictures kept, small, for an HTML report
     allow_signed: bool = False  # a signed PDF updated after its signature (never one certified against changes)
 

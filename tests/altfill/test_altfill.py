@@ -404,7 +404,8 @@ def test_cli_dry_run_changes_nothing_and_prints_the_diff(site, tmp_path, alts):
     before = snapshot(site)
     state = Path(os.environ["XDG_STATE_HOME"])
     r = subprocess.run([sys.executable, "-m", "capdesk", "alt-fill", str(site), "-r", "--dry-run", "-q", "--ocr",
-                        "never", "--report", str(tmp_path / "r.json")], capture_output=True, timeout=300)
+                        "never", "--report", str(tmp_path / "r.json"), "--write", "all"],
+                       capture_output=True, timeout=300)
     assert r.returncode == 1, r.stderr  # the missing picture
     assert snapshot(site) == before
     assert not (state / "capdesk" / "alt-fill-backups").exists()
@@ -433,7 +434,7 @@ def test_cli_dry_run_changes_nothing_and_prints_the_diff(site, tmp_path, alts):
 def test_cli_fills_reports_and_exits_as_batch_does(site, tmp_path, alts):
     report = tmp_path / "report.json"
     r = run_cli("alt-fill", str(site / "docs"), "-r", "-q", "--ocr", "never", "--report", str(report),
-                "--allow-root", str(site))  # the pictures of docs/ are in ../img
+                "--allow-root", str(site), "--write", "all")  # the pictures of docs/ are in ../img
     assert r.returncode == 0, r.stderr  # everything in docs/ exists
     lines = r.stdout.splitlines()
     # addresses are shown as a person reads them (decoded), whichever way the page wrote them

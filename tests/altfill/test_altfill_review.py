@@ -101,7 +101,7 @@ def _edit(rows: list[dict[str, str]]) -> dict[str, list[str]]:
     for r in rows:
         name = Path(r["document"]).name
         mine = chosen.setdefault(name, [])
-        if len(mine) < 2 and (r["write"] == "yes" or r["said_as"] == "probably"):
+        if len(mine) < 2 and (r["write"] == "yes" or r["said_as"] == "guess"):
             r["text"] = f"{name} {len(mine) + 1}: a person's \"own\" words & <more>"
             r["write"] = "yes"
             mine.append(r["text"])
@@ -116,7 +116,7 @@ def test_review_file_round_trips_with_only_the_edited_alt_texts(folder, describe
     write_review(result, review)
     rows = read_rows(review)
     assert len(rows) == len(result.images) == 4 + 4 + 3  # every picture found, one row each
-    assert {r["write"] for r in rows if r["said_as"] == "probably"} == {"no"}
+    assert {r["write"] for r in rows if r["said_as"] == "guess"} == {"no"}
     kept = next(r for r in rows if r["picture"] == "img/rocket.jpg")
     assert (kept["text"], kept["write"]) == ("A rocket lifts off.", "no")
     originals = tmp_path / "originals"
@@ -219,7 +219,7 @@ def test_a_held_text_accepted_after_the_facts_were_written_goes_in(tmp_path, des
     write_review(result, review)
     written = page.read_bytes()
     rows = read_rows(review)
-    assert [(r["write"], r["said_as"]) for r in rows] == [("yes", "withheld"), ("no", "probably")]
+    assert [(r["write"], r["said_as"]) for r in rows] == [("yes", "fact"), ("no", "guess")]
     rows[1]["write"], rows[1]["text"] = "yes", "An astronaut in an orange suit."
     save_rows(review, rows)
     done = apply_review(review, backup_dir=tmp_path / "backups2")

@@ -144,6 +144,10 @@ def _save(path: Path, columns: tuple[str, ...], rows: list[dict[str, str]]) -> N
         w.writerows(rows)
 
 
+# The columns of a review file from before the context column, in their order then.
+OLD_EIGHT = ("document", "location", "picture", "text", "said_as", "reason", "trust", "write")
+
+
 def test_word_and_opendocument_context_round_trips_through_the_review_file(tmp_path, capsys):
     word, odt = make_word(tmp_path / "harbour.docx"), make_odt(tmp_path / "garden.odt")
     review = tmp_path / "review.csv"
@@ -151,9 +155,9 @@ def test_word_and_opendocument_context_round_trips_through_the_review_file(tmp_p
                     "--provider", "cpu")
     assert code == 0, err
     columns, rows = _rows(review)
-    # The columns as they were, the context after them (the digests and folders come later still).
-    assert columns == list(COLUMNS) and COLUMNS[8] == "context"
-    assert COLUMNS[:8] == ("document", "location", "picture", "text", "said_as", "reason", "trust", "write")
+    # Every column, in the order a person works down a row: the context right after the picture.
+    assert columns == list(COLUMNS) and COLUMNS[:4] == ("write", "text", "picture", "context")
+    assert set(OLD_EIGHT) < set(COLUMNS)
     by_doc = {Path(r["document"]).name: r for r in rows}
     # Word: the paragraphs before and after, the caption between passed over.
     assert by_doc["harbour.docx"]["context"] == ("Before the picture: the harbour at dawn. [picture] "
@@ -168,7 +172,7 @@ def test_word_and_opendocument_context_round_trips_through_the_review_file(tmp_p
     for r in edited:
         if r["document"].endswith("harbour.docx"):
             r.update(text="Edited: the harbour at dawn.", write="yes")
-    _save(old, COLUMNS[:8], edited)
+    _save(old, OLD_EIGHT, edited)
     code, err = cli(capsys, "--review-in", str(old), "-q")
     assert code == 0, err
     # The file with the context column applies as well (its context is never read back).
