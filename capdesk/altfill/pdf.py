@@ -29,9 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from capdesk.altfill.backups import write_change
-from capdesk.altfill.pdf_captions import Captions, follow_marks, mcids, text_by_mcid
+from capdesk.altfill.pdf_captions import (
+    Captions,
+    follow_marks,
+    mcids,
+    text_by_mcid,  # noqa: F401 (read from here since before the split)
+)
 from capdesk.altfill.pdf_signatures import SIGNED_UPDATED, refusal, signatures
-from capdesk.altfill.pdf_structure import MAX_ELEMENTS, PdfRefused, Structure, elements, role_map
+from capdesk.altfill.pdf_structure import PdfRefused, Structure, elements, role_map
 from capdesk.altfill.pdf_update import changed_beyond_alt, incremental_update
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
@@ -41,7 +46,6 @@ from capdesk.imageio import MAX_PIXELS
 NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
 ENCRYPTED = "encrypted: it cannot be changed without its password, so it was left as it is"
 MAX_FORM_DEPTH = 4  # forms drawn inside forms, followed this deep for the pictures they draw
-__all__ = ["MAX_ELEMENTS", "NOT_TAGGED", "PdfRefused", "incremental_update", "text_by_mcid"]  # as before the split
 
 
 @dataclass
