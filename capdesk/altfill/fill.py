@@ -31,10 +31,10 @@ from capdesk.altfill.documents import (
     is_document,
     picture_file,
     plan_spot,
-    preview_url,
     scan_document,
     write_document,
 )
+from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images, page_language
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
 from capdesk.altfill.pdf import (
@@ -60,6 +60,7 @@ from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said wher
     language_note,
     take_description,
 )
+from capdesk.altfill.thumbnails import thumbnail_url
 from capdesk.describe.describer import Described, Describer
 from capdesk.folders.reading import describe_paths
 from capdesk.imageio import FoundPath
@@ -216,8 +217,9 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
     ``allow_signed``, a signed PDF is updated after its signature (never one certified against changes)."""
     store = PictureStore()
     try:
-        return _run(paths, describer, recursive, include_empty, dry_run, backup_dir, progress, cancelled,
-                    before_write, batch_size, allow_roots, epub_metadata, store, write, previews, allow_signed)
+        return as_dry_run(_run(paths, describer, recursive, include_empty, dry_run, backup_dir, progress, cancelled,
+                               before_write, batch_size, allow_roots, epub_metadata, store, write, previews,
+                               allow_signed))
     finally:
         store.close()
 
@@ -322,7 +324,7 @@ def _fill_document(doc: Doc | PdfDoc, wanted: list[tuple], described: dict[str, 
         else:
             apply_spot(doc, spot, row, described.get(key), write)
         if previews:
-            row.preview = preview_url(files[key])
+            row.preview = thumbnail_url(files[key])
 
 
 def _plan_pdf(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,

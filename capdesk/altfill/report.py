@@ -9,6 +9,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from capdesk.altfill.fill import AltFillResult, FillStatus, ImageRow
+from capdesk.altfill.rows import said_words
+from capdesk.altfill.thumbnails import browser_shows, thumbnail_url
 from capdesk.folders.batch import html_report_bytes, json_report_bytes, report_link
 from capdesk.safe_files import atomic_write
 
@@ -24,7 +26,7 @@ def write_report(result: AltFillResult, path: Path) -> None:
                                  "pages": [asdict(p) for p in result.pages],
                                  "images": [_json_row(r) for r in result.images]})
     elif suffix in (".html", ".htm"):
-        raw = html_report_bytes(_html(result, path.parent))
+        raw = html_report_bytes(_html(result, path.parent, result.picture_roots))
     else:
         raise ValueError(f"{path}: report must end in .json or .html")
     atomic_write(path, raw)
@@ -36,16 +38,18 @@ def _json_row(r: ImageRow) -> dict:
     return row
 
 
-def _picture(r: ImageRow, base: Path) -> str:
-    """The picture beside its text: a page's by a link to its file, a document's by the copy kept in the row."""
-    shown = r.status in (FillStatus.FILLED, FillStatus.UNDESCRIBED, FillStatus.REVIEW)
-    src = r.preview or (report_link(r.file, base) if r.file else "")
-    if not shown or not src:
+def _picture(r: ImageRow, base: Path, roots: list[str]) -> str:
+    """Every picture beside its text: a page's by a link to its file (by a small copy where a browser may
+    not show the file: HEIC, HEIF, AVIF, TIFF), a document's by the copy kept in the row."""
+    src = r.preview
+    if not src and r.file:
+        src = report_link(r.file, base) if browser_shows(r.file) else thumbnail_url(r.file, within=roots or None)
+    if not src:
         return ""
     return f'<img src="{src}" alt="{html.escape(r.proposed or r.alt_text, quote=True)}" loading="lazy">'
 
 
-def _item(r: ImageRow, base: Path) -> str:
+def _item(r: ImageRow, base: Path, roots: list[str]) -> str:
     if r.error:
         note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
     elif r.needs_review:
@@ -54,7 +58,7 @@ def _item(r: ImageRow, base: Path) -> str:
         note = f'<p class="meta">{html.escape(r.note)}</p>'
     else:
         note = ""
-    img = _picture(r, base)
+    img = _picture(r, base, roots)
     if r.status == FillStatus.REVIEW:
         said = f"Proposed, not written: {html.escape(r.proposed)}"
     else:
@@ -63,7 +67,9 @@ def _item(r: ImageRow, base: Path) -> str:
     if r.after:
         change = (f"<details><summary>Exact change</summary><pre>{html.escape(r.before)}</pre>"
                   f"<p>became</p><pre>{html.escape(r.after)}</pre></details>")
-    conf = f", confidence {r.confidence:.2f}" if r.confidence is not None else ""
+    said_as = said_words(r)
+    conf = f", said as: {said_as}" if said_as else ""
+    conf += f", confidence {r.confidence:.2f}" if r.confidence is not None else ""
     conf += f", trust {r.trust:.2f}" if r.trust is not None else ""
     page = report_link(r.page, base)
     where = html.escape(r.location or f"line {r.line}")
@@ -82,7 +88,7 @@ def _where(result: AltFillResult) -> str:
     return "web pages and documents" if pages and docs else "documents" if docs else "web pages"
 
 
-def _html(result: AltFillResult, base: Path) -> str:
+def _html(result: AltFillResult, base: Path, roots: list[str]) -> str:
     problems = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.error or '')}</li>"
                        for p in result.pages if p.status == "failed")
     problems = f"<h2>Pages and documents with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""
@@ -107,6 +113,6 @@ img {{ max-width: 100%; height: auto; display: block; }} pre {{ white-space: pre
 Alt text is machine-generated; check the entries marked for review.</p>
 {problems}
 <ul>
-{chr(10).join(_item(r, base) for r in result.images)}
+{chr(10).join(_item(r, base, roots) for r in result.images)}
 </ul></body></html>
 """

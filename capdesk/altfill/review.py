@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, write_document
+from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
 from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
@@ -110,7 +111,7 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
     writing = _Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
         _apply_one(Path(name), chosen, result, writing)
-    return result
+    return as_dry_run(result)
 
 
 @dataclass(frozen=True)

@@ -240,7 +240,9 @@ def _say_rows(result: AltFillResult, dry_run: bool) -> None:
         if r.status == FillStatus.FILLED and not dry_run and r.written:
             print(f"{where}\t{shown}\t{one_line(r.alt_text)}", flush=True)
         held = f"{r.note}; proposed: {r.proposed}" if r.status == FillStatus.REVIEW else None
-        why = r.error or held or (f"needs review: {r.reason}" if r.needs_review else None) or \
+        # A row that needs review says why, or only what it says otherwise (a skipped PDF Figure has a note).
+        said = r.reason or r.note
+        why = r.error or held or (f"needs review: {said}" if r.needs_review and said else None) or \
             (r.note if r.status == FillStatus.SKIPPED or r.said_as == "caption" else None)
         if why:
             print(f"capdesk: {where}: {shown + ': ' if shown else ''}{one_line(why)}", file=sys.stderr)
@@ -252,5 +254,9 @@ def _say_summary(result: AltFillResult, backups: Path | None, dry_run: bool) -> 
         kinds = {p.kind == "page" for p in changed}
         word = "pages and documents" if len(kinds) > 1 else "page(s)" if True in kinds else "document(s)"
         print(f"capdesk: the originals of the {len(changed)} changed {word} are in {backups}", file=sys.stderr)
+    if dry_run:  # what would be written, before the counts (whose "filled" a dry run only plans)
+        from capdesk.altfill.dry_run import would_write
+
+        print(f"capdesk: {would_write(result)}", file=sys.stderr)
     print(f"capdesk: {result.summary()} in {result.seconds:.1f} s" + (" (interrupted)" if result.interrupted else "")
           + (" (dry run: nothing written)" if dry_run else ""), file=sys.stderr)

@@ -284,7 +284,9 @@ def altfill_summary(result) -> str:
         1 for p in result.pages if p.status == "failed")
     if failed:
         said += f", {failed} failed"
-    described = [Path(p.page).name for p in result.pages if p.kind != "page" and p.note]
+    # Said only where it is so: not of a dry run's note (it "would have" one), nor of a language note.
+    described = [Path(p.page).name for p in result.pages
+                 if p.kind != "page" and p.note and "every picture has" in p.note]
     if described:
         said += f"; every picture now has alt text in {join_names(described)}"
     return said

@@ -1,5 +1,5 @@
-"""Fill alt text in web pages and documents: the HTML and Markdown pages, EPUB, Word, PowerPoint and
-OpenDocument files of a folder (or one of them) get the descriptions of their pictures, with progress,
+"""Fill alt text in web pages and documents: the HTML and Markdown pages, EPUB, Word, PowerPoint,
+OpenDocument and PDF files of a folder (or one of them) get the descriptions of their pictures, with progress,
 cancel, a spoken outcome and a report. By default a dry pass comes first and each proposed text is shown
 in a review list (``altfill_review``); only what the person accepts is written."""
 
@@ -31,10 +31,10 @@ class AltFillDialog(ReportJobDialog):
         super().__init__(window, "Fill alt text in pages and documents")
         form = QFormLayout()
         intro = QLabel("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, "
-                       "PowerPoint and OpenDocument files (or in the one file given) get the description of their "
-                       "picture. Unless you choose otherwise, each proposed text is listed first, to accept, edit "
-                       "or skip, and only what you accept is written. Nothing else changes, and each changed "
-                       "file's original is kept in CapDesk's backup folder.")
+                       "PowerPoint, OpenDocument and tagged PDF files (or in the one file given) get the description "
+                       "of their picture, or their figure caption. Unless you choose otherwise, each proposed text is "
+                       "listed first, to accept, edit or skip, and only what you accept is written. Nothing else "
+                       "changes, and each changed file's original is kept in CapDesk's backup folder.")
         intro.setWordWrap(True)
         self._folder_row(form, folder, "Folder of web pages and documents, or one file")
         self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
