@@ -17,14 +17,17 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from array import array
 
 CONTEXT_MAX = 200  # characters a side: a sentence or two, enough to say what the picture is there for
 PICTURE_MARK = "[picture]"  # where the picture stands between the text before and after it
 _STEPS = 200  # blocks looked through on a side for one that holds text
+_DIRECT = 8  # pictures of one block whose text around is read directly, before the block's words are indexed
 # Tags that end a word: the rest (em, span, a, text:span ...) join the text on either side.
 _SPACED = re.compile(rb"<(?:/?(?:[\w.-]+:)?(?:br|p|div|li|tab|s|line-break|h\d)\b[^>]*)>")
 _SPACED_STR = re.compile(_SPACED.pattern.decode("ascii"))
+# A comment or processing instruction (c), a tag that ends a word (s), any other tag: as ``plain_text`` reads them.
+_TOKEN = re.compile(rb"(?P<c><!--.*?(?:-->|\Z)|<\?.*?(?:\?>|\Z))|(?P<s>" + _SPACED.pattern + rb")|<[^>]*>", re.S)
+_TOKEN_STR = re.compile(_TOKEN.pattern.decode("ascii"), re.S)
 _TAG_STR = re.compile(r"<[^>]*>")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)|<\?.*?(?:\?>|$)", re.S)
 _WS = re.compile(r"\s+")  # what str.split() splits at
@@ -39,55 +42,58 @@ HTML_LEFT_OUT = frozenset({"script", "style", "title", "template", "noscript", "
 
 
 class _Text:
-    """A piece of markup's words on one line (``text``), and where each run of text and each tag read
-    as a space lies in the markup (``starts``/``ends``) and in ``text`` (``at``/``to``)."""
+    """The words of the markup ``raw[begin:end]`` (``holes`` left out) on one line (``text``), and where
+    each run of text and each tag read as a space lies in the markup (``starts``/``ends``) and in
+    ``text`` (``at``)."""
 
-    def __init__(self, raw: bytes | str, holes: list[tuple[int, int]]) -> None:
+    def __init__(self, raw: bytes | str, holes: list[tuple[int, int]], begin: int, end: int) -> None:
         self.raw = raw
-        self.starts, self.ends, self.at, self.to = array("q"), array("q"), array("q"), array("q")
+        # Only the pieces that say something: a tag that says nothing takes no room.
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.at: list[int] = []  # where the piece's words begin in ``text`` (they end where the next's begin)
         self.runs = bytearray()  # 1 where the piece is a run of text (a place inside it can be read)
         self._chunks: list[str] = []
         self._n = 0
         self._space = True  # the text so far ends in a space (or is empty): a space next is not added
-        pos = 0
-        for a, b in [*holes, (len(raw), len(raw))]:
-            if a > pos:
-                self._read(pos, min(a, len(raw)))
+        pos = begin
+        for a, b in [*holes, (end, end)]:
+            if min(a, end) > pos:
+                self._read(pos, min(a, end))
             pos = max(pos, b)
         self.text = "".join(self._chunks)
         del self._chunks
 
     def _read(self, a: int, b: int) -> None:
         raw = self.raw
-        lt, gt = ("<", ">") if isinstance(raw, str) else (b"<", b">")
-        spaced = _SPACED_STR if isinstance(raw, str) else _SPACED
-        comment, pi = ("<!--", "<?") if isinstance(raw, str) else (b"<!--", b"<?")
-        comment_end, pi_end = ("-->", "?>") if isinstance(raw, str) else (b"-->", b"?>")
-        i, tags_left = a, True  # once no ">" is left, no tag can end: the rest is text and comments
-        while i < b:
-            at = raw.find(lt, i, b)
-            if at < 0:
-                self._words(i, b)
-                return
-            if at > i:
-                self._words(i, at)
-            if raw.startswith(comment, at, b) or raw.startswith(pi, at, b):
-                close = raw.find(comment_end if raw.startswith(comment, at, b) else pi_end, at + 2, b)
-                end = b if close < 0 else close + (3 if raw.startswith(comment, at, b) else 2)
-                self._piece(at, end, " ", False)  # a comment never told, an unclosed one runs to the end
-                i = end
-                continue
-            close = raw.find(gt, at + 1, b) if tags_left else -1
-            if close < 0:  # no ">" after here: the rest is text, but for a comment that runs to the end
-                tags_left = False
-                nxt = [k for k in (raw.find(comment, at + 1, b), raw.find(pi, at + 1, b)) if k >= 0]
-                stop = min(nxt) if nxt else b
-                self._words(at, stop)
-                i = stop
-                continue
-            if spaced.match(raw, at, close + 1):
-                self._piece(at, close + 1, " ", False)
-            i = close + 1
+        if isinstance(raw, str):
+            token, gt, opens, closes = _TOKEN_STR, ">", ("<!--", "<?"), ("-->", "?>")
+        else:
+            token, gt, opens, closes = _TOKEN, b">", (b"<!--", b"<?"), (b"-->", b"?>")
+        # Every tag ends by the last ">": past it none is looked for, so a run of "<" that never closes is
+        # read once, not once for each "<".
+        tags_end = max(raw.rfind(gt, a, b) + 1, a)
+        pos = a
+        for m in token.finditer(raw, a, tags_end):
+            start, end = m.span()
+            if start > pos:
+                self._words(pos, start)
+            if m.lastgroup == "c":
+                said = m.group()
+                if end == tags_end and not said.endswith(closes[0] if said.startswith(opens[0]) else closes[1]):
+                    end = b  # a comment never closed runs to the end
+                self._piece(start, end, " ", False)
+            elif m.lastgroup == "s":
+                self._piece(start, end, " ", False)
+            pos = end
+        if pos < b:  # no tag left: text, but for a comment that runs to the end
+            found = [k for k in (raw.find(opens[0], pos, b), raw.find(opens[1], pos, b)) if k >= 0]
+            if found:
+                if min(found) > pos:
+                    self._words(pos, min(found))
+                self._piece(min(found), b, " ", False)
+            else:
+                self._words(pos, b)
 
     def _words(self, a: int, b: int) -> None:
         self._piece(a, b, self._said(a, b, self._space), True)
@@ -103,12 +109,14 @@ class _Text:
         self.starts.append(a)
         self.ends.append(b)
         self.at.append(self._n)
-        self._n += len(said)
-        self.to.append(self._n)
         self.runs.append(run)
         if said:
+            self._n += len(said)
             self._chunks.append(said)
-            self._space = said.endswith(" ")
+            self._space = said[-1] == " "
+
+    def _to(self, j: int) -> int:
+        return self.at[j + 1] if j + 1 < len(self.at) else len(self.text)
 
     def place(self, pos: int, closing: bool) -> int:
         """Where markup offset ``pos`` falls in ``text``; inside a tag, before it when ``closing`` a stretch,
@@ -117,9 +125,9 @@ class _Text:
         if j < 0:
             return 0
         if pos >= self.ends[j] or pos == self.starts[j]:
-            return self.to[j] if pos >= self.ends[j] else self.at[j]
+            return self._to(j) if pos >= self.ends[j] else self.at[j]
         if not self.runs[j]:
-            return self.at[j] if closing else self.to[j]
+            return self.at[j] if closing else self._to(j)
         # A place inside a run of text (a tag whose quoted value holds a ">"): the run read up to it.
         return self.at[j] + len(self._said(self.starts[j], pos, self.at[j] == 0 or self.text[self.at[j] - 1] == " "))
 
@@ -136,15 +144,24 @@ class _Text:
 class TextAround:
     """A page's or part's markup cut into blocks (``bounds``: where each block starts and ends) with the
     pieces no reader meets beside a picture left out (``holes``: sorted, apart); the text before and
-    after a picture is that of its own block, else of the nearest block that holds any."""
+    after a picture is that of its own block, else of the nearest block that holds any.
+
+    Each block's words are read once for the whole page (blocks without text are passed once, not
+    once for each picture). The part of its own block before and after a picture is read directly
+    for the first few pictures of a block; a block that holds more has its words read once, with
+    where each came from, and each picture's part is a slice of them: a page costs about one pass
+    over it, however many pictures share a block."""
 
     def __init__(self, raw: bytes | str, bounds: list[int], holes: list[tuple[int, int]]) -> None:
         self.raw = raw
         self.bounds = sorted(set(bounds))
         self.holes = holes
-        self._read: _Text | None = None
-        self._before: list[int] = []  # for each block, the nearest block at or before it with text (-1: none)
-        self._after: list[int] = []  # ... at or after it (len(bounds) + 1: none)
+        self._hole_starts = [a for a, _ in holes]
+        self._whole: dict[int, str] = {}  # block -> its words
+        self._asked: dict[int, int] = {}  # block -> pictures in it read so far
+        self._read: dict[int, _Text] = {}  # block -> its words with where each came from
+        self._before: dict[int, int] = {}  # block -> the nearest block at or before it with text (-1: none)
+        self._after: dict[int, int] = {}  # ... at or after it (len(bounds) + 1: none)
 
     def around(self, start: int, end: int, caption: str = "") -> str:
         """The text before and after the picture whose markup is ``raw[start:end]``, each side cut to
@@ -157,63 +174,95 @@ class TextAround:
         """Block ``j``: from the bound before it (or the start) to bound ``j`` (or the end)."""
         return (self.bounds[j - 1] if j else 0), (self.bounds[j] if j < len(self.bounds) else len(self.raw))
 
-    def _text(self) -> _Text:
-        if self._read is None:
-            self._read = read = _Text(self.raw, self.holes)
-            n = len(self.bounds)
-            holds = [(lambda lo, hi: hi > lo)(*read.span(*self._block(j))) for j in range(n + 1)]
-            last = -1
-            for j in range(n + 1):
-                last = j if holds[j] else last
-                self._before.append(last)
-            self._after = [n + 1] * (n + 2)
-            for j in range(n, -1, -1):
-                self._after[j] = j if holds[j] else self._after[j + 1]
-        return self._read
+    def _holes_in(self, a: int, b: int) -> list[tuple[int, int]]:
+        h = max(bisect.bisect_right(self._hole_starts, a) - 1, 0)
+        out = []
+        while h < len(self.holes) and self.holes[h][0] < b:
+            if self.holes[h][1] > a:
+                out.append(self.holes[h])
+            h += 1
+        return out
 
-    def _said(self, a: int, b: int, caption: str, keep_end: bool) -> str:
-        """The words of ``[a, b)``; a long stretch only as much of its end (``keep_end``) or start as
-        ``clip_words`` and the comparison with the caption read."""
-        read = self._text()
+    def _direct(self, a: int, b: int) -> str:
+        """The words of ``[a, b)``, read there and then."""
+        pieces: list[str] = []
+        at = a
+        for hs, he in self._holes_in(a, b):
+            if hs > at:
+                pieces.append(_as_str(self.raw[at:hs]))
+            at = max(at, he)
+        if at < b:
+            pieces.append(_as_str(self.raw[at:b]))
+        return plain_text("".join(pieces))
+
+    def _whole_block(self, j: int) -> str:
+        text = self._whole.get(j)
+        if text is None:
+            text = self._whole[j] = self._direct(*self._block(j))
+        return text
+
+    def _said(self, j: int, a: int, b: int, caption: str, keep_end: bool) -> str:
+        """The words of ``[a, b)``, a part of block ``j``."""
+        self._asked[j] = asked = self._asked.get(j, 0) + 1
+        if asked <= _DIRECT:
+            return self._direct(a, b)
+        read = self._read.get(j)
+        if read is None:
+            read = self._read[j] = _Text(self.raw, self._holes_in(*self._block(j)), *self._block(j))
         lo, hi = read.span(a, b)
-        room = max(CONTEXT_MAX + 2, len(caption) + 1)
+        room = max(CONTEXT_MAX + 2, len(caption) + 1)  # all that clip_words and the caption's test read
         if hi - lo > room:
             lo, hi = (hi - room, hi) if keep_end else (lo, lo + room)
         return read.text[lo:hi]
 
+    def _nearest(self, j: int, way: int) -> int:
+        """The nearest block from ``j`` on (``way``: -1 back, 1 on) that holds text; each block that holds
+        none is passed once for the whole page, not once for each picture."""
+        memo, stop = (self._before, -1) if way < 0 else (self._after, len(self.bounds) + 1)
+        passed = []
+        while j != stop and j not in memo:
+            if self._whole_block(j):
+                memo[j] = j
+                break
+            passed.append(j)
+            j += way
+        found = stop if j == stop else memo[j]
+        for k in passed:
+            memo[k] = found
+        return found
+
     def _side(self, pos: int, caption: str, way: int) -> str:
-        self._text()
         k = bisect.bisect_right(self.bounds, pos)
         n = len(self.bounds)
         if way < 0:
             a, b = (self.bounds[k - 1] if k else 0), pos
         else:
             a, b = pos, (self.bounds[k] if k < n else len(self.raw))
-        text = self._said(a, b, caption, way < 0)
+        text = self._said(k, a, b, caption, way < 0)
         if text and text != caption:
             return text
-        # Then whole blocks, the nearest first, up to _STEPS - 1 of them, those without text passed at once.
+        # Then whole blocks, the nearest first, up to _STEPS - 1 of them.
         if way < 0:
             if a <= 0:
                 return ""
-            lowest = max(k - _STEPS + 1, 0)
-            j = self._before[k - 1]
-            while j >= lowest and j >= 0:
-                text = self._said(*self._block(j), caption, True)
-                if text != caption:
-                    return text
-                j = self._before[j - 1] if j else -1
+            j, lowest = self._nearest(k - 1, -1), max(k - _STEPS + 1, 0)
+            while j >= lowest:
+                if self._whole_block(j) != caption:
+                    return self._whole_block(j)
+                j = self._nearest(j - 1, -1) if j else -1
             return ""
         if b >= len(self.raw):
             return ""
-        highest = min(k + _STEPS - 1, n)
-        j = self._after[k + 1]
+        j, highest = self._nearest(k + 1, 1), min(k + _STEPS - 1, n)
         while j <= highest:
-            text = self._said(*self._block(j), caption, False)
-            if text != caption:
-                return text
-            j = self._after[j + 1]
+            if self._whole_block(j) != caption:
+                return self._whole_block(j)
+            j = self._nearest(j + 1, 1)
         return ""
+
+
+def _as_str(piece: bytes | str) -> str:
+    return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
 
 
 def said_around(before: str, after: str) -> str:
@@ -226,7 +275,10 @@ def said_around(before: str, after: str) -> str:
 
 def plain_text(markup: str) -> str:
     """The words of a piece of markup on one line: tags and comments taken away, character references read."""
-    markup = _TAG_STR.sub("", _SPACED_STR.sub(" ", _COMMENT.sub(" ", markup)))
+    markup = _COMMENT.sub(" ", markup)
+    # No tag ends past the last ">": the rest is text, and its "<" are not each tried against all of it.
+    cut = markup.rfind(">") + 1
+    markup = _TAG_STR.sub("", _SPACED_STR.sub(" ", markup[:cut])) + markup[cut:]
     return " ".join(html.unescape(markup).split())
 
 
