@@ -41,6 +41,7 @@ class Captions:
         self.texts: dict[int, dict[int, str]] = {}
         self._at: dict[int, dict[int, int]] = {}  # each parent's kids: where each one is among them
         self._said: dict[tuple[int, int, int], str] = {}
+        self._holding: dict[int, int] = {}  # each parent's kids that are or hold a Figure
 
     def is_caption(self, el) -> bool:
         kind = str(el.get("/S"))
@@ -99,8 +100,7 @@ class Captions:
         try:
             unit, up = fig, parent
             if parent is not None and "/S" in parent and (self.is_caption(parent) or self.st.kind(
-                    parent) in _LIFTED) and not any(
-                    k is not fig and self._has_figure(k) for k in self.st.kids(parent)):
+                    parent) in _LIFTED) and not self._other_figures(parent, fig):
                 unit, up = parent, self._parent_of(parent)
             kids, at = self._position(up, unit)
             if at is None:
@@ -111,6 +111,12 @@ class Captions:
             raise
         except Exception:  # noqa: BLE001 (a structure or content a reader cannot follow: no text around)
             return ""
+
+    def _other_figures(self, parent, fig) -> bool:
+        """Whether a kid of ``parent`` other than ``fig`` is or holds a Figure (counted once per parent)."""
+        if id(parent) not in self._holding:
+            self._holding[id(parent)] = sum(1 for k in self.st.kids(parent) if self._has_figure(k))
+        return self._holding[id(parent)] - (self._position(parent, fig)[1] is not None) > 0
 
     def _nearest(self, kids, pg) -> str:
         for k in kids:

@@ -55,7 +55,7 @@ class Structure:
         self.roles = roles
         self.limit = MAX_VISITS if limit is None else limit
         self.visits = 0
-        self._kids: dict[int, list[tuple[tuple, object]]] = {}
+        self._kids: dict[int, tuple[list[tuple[tuple, object]], list]] = {}  # (key, kid) pairs, and the kids
         self._figures: dict[int, int] = {}
 
     def visit(self, n: int = 1) -> None:
@@ -75,7 +75,7 @@ class Structure:
         from pypdf.generic import ArrayObject, DictionaryObject
 
         if id(el) in self._kids:
-            return self._kids[id(el)]
+            return self._kids[id(el)][0]
         k = el.get("/K") if hasattr(el, "get") else None
         kids = k.get_object() if k is not None else []
         kids = list(kids) if isinstance(kids, ArrayObject) else [k]
@@ -85,11 +85,13 @@ class Structure:
             obj = raw.get_object() if hasattr(raw, "get_object") else raw
             if isinstance(obj, DictionaryObject) and "/S" in obj:
                 out.append((_key(raw, obj), obj))
-        self._kids[id(el)] = out
+        self._kids[id(el)] = out, [obj for _, obj in out]
         return out
 
     def kids(self, el) -> list:
-        return [obj for _, obj in self.kid_pairs(el)]
+        """The structure elements among an element's kids, in order (one list, for every caller)."""
+        self.kid_pairs(el)
+        return self._kids[id(el)][1]
 
     def below(self, el, depth: int = BELOW_DEPTH) -> Iterator[object]:
         """The element and every element below it, to ``depth``, in reading order; each once."""
