@@ -139,7 +139,9 @@ def object_text(reader, raw: bytes, ref) -> bytes:
         stm = reader.get_object(reader.xref_objStm[idnum][0])
         data, first = stm.get_data(), int(stm["/First"])
         head = data[:first].split()
-        offsets = {int(head[i]): int(head[i + 1]) for i in range(len(head) - 2, -1, -2)}  # the first wins
+        if not all(t.isdigit() for t in head):
+            raise _Unreadable("its object stream's index is not numbers")
+        offsets = {int(n): int(at) for n, at in reversed(list(zip(head[0::2], head[1::2])))}  # the first wins
         if idnum not in offsets:
             raise _Unreadable("it is not in the object stream said to hold it")
         start = _skip(data, first + offsets[idnum])
