@@ -21,10 +21,11 @@ _ATTR = re.compile(r"""([^\s=/>]+)\s*=\s*("[^"]*"|'[^']*')""")
 # Characters XML 1.0 does not allow, even as references.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 # Elements read at most: every element of a part is kept while the part is read (about 400 bytes each),
-# so a part of a million "<a/>" is 400 MB. A long book's chapter or a 500-page report's text holds a
-# few hundred thousand; a document's parts together (its headers, slides, chapters) well under millions.
+# so a part of a million "<a/>" is 400 MB; reading one takes seconds. A long book's chapter or a 500-page
+# report's text holds a few hundred thousand; a document's parts together (its headers, slides,
+# chapters) well under two million.
 MAX_PART_ELEMENTS = 1_000_000
-MAX_DOCUMENT_ELEMENTS = 4_000_000
+MAX_DOCUMENT_ELEMENTS = 2_000_000
 
 
 class PartError(Exception):
