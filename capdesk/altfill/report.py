@@ -38,7 +38,7 @@ def _json_row(r: ImageRow) -> dict:
     return row
 
 
-def _picture(r: ImageRow, base: Path, roots: list[str]) -> str:
+def _picture(r: ImageRow, base: Path, roots: list[str] | None = None) -> str:
     """Every picture beside its text: a page's by a link to its file (by a small copy where a browser may
     not show the file: HEIC, HEIF, AVIF, TIFF), a document's by the copy kept in the row."""
     src = r.preview
@@ -49,7 +49,7 @@ def _picture(r: ImageRow, base: Path, roots: list[str]) -> str:
     return f'<img src="{src}" alt="{html.escape(r.proposed or r.alt_text, quote=True)}" loading="lazy">'
 
 
-def _item(r: ImageRow, base: Path, roots: list[str]) -> str:
+def _item(r: ImageRow, base: Path, roots: list[str] | None = None) -> str:
     if r.error:
         note = f'<p class="error">Problem: {html.escape(r.error)}</p>'
     elif r.needs_review:
@@ -88,7 +88,7 @@ def _where(result: AltFillResult) -> str:
     return "web pages and documents" if pages and docs else "documents" if docs else "web pages"
 
 
-def _html(result: AltFillResult, base: Path, roots: list[str]) -> str:
+def _html(result: AltFillResult, base: Path, roots: list[str] | None = None) -> str:
     problems = "".join(f"<li>{html.escape(p.page)}: {html.escape(p.error or '')}</li>"
                        for p in result.pages if p.status == "failed")
     problems = f"<h2>Pages and documents with problems</h2><ul class='pages'>{problems}</ul>" if problems else ""

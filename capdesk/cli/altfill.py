@@ -79,8 +79,9 @@ def _review_args(p: argparse.ArgumentParser) -> None:
                         "said alone, \"A drawing.\"), all (also \"May contain: ...\"); the rest are left untouched "
                         "and listed for review")
     p.add_argument("--review-out", metavar="FILE.csv",
-                   help="write every picture found to FILE.csv, one row each (document, location, picture, text, "
-                        "said_as, reason, trust, write), to be edited; FILE.csv.sha256 keeps each file's digest")
+                   help="write every picture found to FILE.csv, one row each (write, text, picture, context, "
+                        "picture_name, said_as, reason, document, ...), to be edited in a spreadsheet and read back "
+                        "by column name; applying it never rewrites it")
     p.add_argument("--review-in", metavar="FILE.csv",
                    help="write the text of every row marked write=yes in a review file into its page or document "
                         "(no describing; a file changed since the review is left as it is and named)")

@@ -200,8 +200,8 @@ def test_cli_write_facts_and_review_out(folder, tmp_path, capsys):
     assert [r["location"] for r in rows] == ["picture 1", "picture 2", "picture 3"]
     assert [r["write"] for r in rows].count("no") == 1
     page = report.read_text()
-    # The report shows each document picture beside its text, the one held back included.
-    assert page.count('<img src="data:image/png;base64,') == 3 and "Proposed, not written: Probably" in page
+    # The report shows each document picture beside its text, the one held back included (a small JPEG each).
+    assert page.count('<img src="data:image/jpeg;base64,') == 3 and "Proposed, not written: Probably" in page
     code, err = cli(capsys, "--review-in", str(review), str(folder))
     assert code == 2 and "takes no PATH" in err
 
