@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 CAPTION_MAX = 250  # alt text is read in one breath; a caption past this keeps its first sentences
+# Only a caption's start is cleaned (its first sentences are all that is kept): a page's caption of megabytes,
+# credit words all through it, is cleaned in the time of a short one.
+CLEAN_MAX = 4 * CAPTION_MAX
 
 # The words a figure's label starts with ("Figure 3:", "Fig. 2.", "Illustration 1 -", "Abbildung 4:", "Şekil 1.").
 _LABEL_WORD = (r"(?:fig(?:ure)?s?|abb(?:ildung)?|illustration|image|picture|plate|chart|drawing|photo(?:graph)?"
@@ -66,7 +69,9 @@ def caption_text(caption: str) -> str:
     """The alt text a figure caption gives: its words without the figure's label and numbering, its
     citations, links and credits, on one line, ending as a sentence ends ("Figure 2: Waxing crescent
     moon [4]" -> "Waxing crescent moon."); "" when nothing is left (a label alone, a credit alone)."""
-    text = " ".join(caption.split())
+    text = " ".join(caption[:CLEAN_MAX + 1].split())
+    if len(caption) > CLEAN_MAX:  # cut at a word's end: the tail is past what is kept anyway
+        text = text[:CLEAN_MAX].rsplit(" ", 1)[0]
     unlinked = _URL.sub("", text)
     if unlinked != text:  # "Available at: <URL>" leaves its words behind
         text = _DANGLING.sub("", unlinked)

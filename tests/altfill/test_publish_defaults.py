@@ -14,7 +14,7 @@ from PIL import Image
 from test_altfill_docs_build import make_epub
 from test_pdf_captions import make_pdf
 
-from capdesk.altfill.figure_captions import caption_alt, caption_text
+from capdesk.altfill.figure_captions import CLEAN_MAX, caption_alt, caption_text
 from capdesk.altfill.fill import FillStatus, run_alt_fill
 from capdesk.altfill.rows import ImageRow, take_description
 from capdesk.altfill.spots import is_file_name
@@ -110,6 +110,14 @@ def test_a_kind_or_tags_alone_are_never_written_as_facts(text, decision, facts, 
 def test_captions_are_cleaned_and_used_only_when_they_describe(caption, cleaned, used):
     assert caption_text(caption) == cleaned
     assert caption_alt(caption) == (cleaned if used else "")
+
+
+def test_a_caption_of_megabytes_is_cleaned_from_its_start_only():
+    big = "A harbour at dawn, the boats leaving. " + "Photo: boats leave (Doe, 2019) https://x.org/a [3]. " * 25000
+    assert len(big) > 1_000_000
+    said = caption_alt(big)  # the first CLEAN_MAX characters, cut at a word's end: the rest is past what is kept
+    assert said == caption_alt(big[:CLEAN_MAX + 1]) and said.startswith("A harbour at dawn, the boats leaving.")
+    assert "https" not in said and "[3]" not in said and "2019" not in said
 
 
 CAPTIONED = """<!doctype html><html lang="en"><body>

@@ -20,7 +20,7 @@ REPORT_SUFFIXES = {0: ".html", 1: ".json"}
 REVIEW_CLOSED = "Review closed; nothing was written"
 # The choice of ``capdesk alt-fill --write``, in plain words; the first is the window's default.
 WRITE_CHOICES = (("facts", "Only descriptions said as fact"),
-                 ("probably", "Also those said as 'Probably …'"),
+                 ("probably", "Also those said as 'Probably …', or only the picture's kind"),
                  ("all", "Everything, 'May contain: …' lists too"))
 
 
