@@ -148,6 +148,7 @@ def describe_options(ns: argparse.Namespace) -> DescribeOptions:
     threshold = getattr(ns, "threshold", None)
     return DescribeOptions(tags=ns.tags, ocr=ns.ocr, show_guess=ns.show_guess,
                            text_upscale=getattr(ns, "text_upscale", None),
+                           text_upright=getattr(ns, "text_upright", False),
                            low_confidence=DEFAULT_CONFIDENCE_THRESHOLD if threshold is None else threshold)
 
 

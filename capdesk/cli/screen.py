@@ -52,8 +52,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "screen", help="describe what is on screen: the focused picture, the active window, a region",
         description="Capture part of the screen (X11, or Wayland through the desktop portal's screenshot, whose file "
-                    "is deleted as soon as it is read) and describe it as "
-                    "any picture is described; text on screen is read (--ocr always by default). The pixels stay "
+                    "is deleted as soon as it is read) and describe it: a region or "
+                    "the focused picture as any picture is described, a window or the whole screen as a "
+                    "screenshot of its program; every word on it is read (--ocr always by default). The pixels stay "
                     "in memory unless --save is given, and nothing is logged. Bind 'capdesk screen --focus "
                     "--speak' to a key (see the README). Where 'capdesk service' runs, it answers, with the model "
                     "already loaded (within half a second).")
@@ -64,21 +65,35 @@ def register(sub) -> None:
                            "the picture inside it when it is a link, button or cell holding one, scrolled into "
                            "view to be taken whole; a text link is said by its name. Said first: which object")
     what.add_argument("--window", action="store_true",
-                      help="the active window (X11 only: a Wayland desktop tells no program where it is)")
+                      help="the active window (X11 only: a Wayland desktop tells no program where it is), said "
+                           "as a screenshot of its program (a browser with the page it shows), each picture "
+                           "in it described on its own, then every word in it, the page's first")
     what.add_argument("--region", type=region_type, metavar="X,Y,W,H", help="a rectangle in screen pixels")
-    what.add_argument("--full", action="store_true", help="the whole screen")
+    what.add_argument("--full", action="store_true", help="the whole screen, said as a screenshot as --window is")
     p.add_argument("--json", action="store_true",
-                   help="one JSON object: the caption fields, and 'captured' (what: role, name, rectangle)")
-    p.add_argument("--speak", action="store_true",
-                   help="say the description through speech-dispatcher (the screen reader's voice), else in "
-                        "CapDesk's own voice; pressing the key again stops it")
+                   help="one JSON object: the caption fields ('text': every word read), 'captured' (what: role, "
+                        "name, rectangle), and for --window and --full 'screenshot' (the window, its page, "
+                        "each picture's description)")
+    _speech_args(p)
     p.add_argument("--save", metavar="DIR",
                    help="also write the captured picture (PNG) into DIR, with its alt-text sidecars (txt, xmp)")
     model_args(p)
     describe_args(p)
     # The words on screen are often all there is to say; they are drawn to be read at 1:1, so the text
     # finder looks at the captured pixels as they are (bench/bench_text_reading.py: more words read, less time).
-    p.set_defaults(ocr="always", text_upscale=SCREEN_TEXT_UPSCALE, run=cmd_screen)
+    # Screen text is drawn upright: the reader's angle classifier only ever turned lines of it upside down.
+    p.set_defaults(ocr="always", text_upscale=SCREEN_TEXT_UPSCALE, text_upright=True, run=cmd_screen)
+
+
+def _speech_args(p: argparse.ArgumentParser) -> None:
+    from capdesk.screen.wholetext import LONG_WORDS, START_WORDS
+
+    p.add_argument("--speak", action="store_true",
+                   help="say the description through speech-dispatcher (the screen reader's voice), else in "
+                        "CapDesk's own voice; pressing the key again stops it. A text of more than "
+                        f"{LONG_WORDS} words is said by its length and first {START_WORDS} words (printed whole)")
+    p.add_argument("--all-text", action="store_true",
+                   help="with --speak, say every word read, however long, instead of the summary of long text")
 
 
 def cmd_screen(ns: argparse.Namespace) -> int:
@@ -119,21 +134,25 @@ def _describe(ns: argparse.Namespace, env: dict[str, str], engine: Callable[[arg
         error(saved)
         return EXIT_SOME_FAILED, saved
     label = str(saved) if saved else f"screen:{_what(ns)}"
+    from capdesk.screen import screenshot
+
     try:
-        d = describer.describe_images([cap.image], [label])[0]
+        read = screenshot.describe(describer, cap.image, _what(ns), label, cap.rect, env, cap.title or cap.name,
+                                   cap.program)
     except Exception as exc:  # the one picture failing is said, never a traceback
         error(f"model failed ({str(exc).splitlines()[0]})")
         return EXIT_SOME_FAILED, "CapDesk could not describe it."
     sidecars: list[str] = []
     status = EXIT_OK
     if saved:
-        sidecars, problem = _write_sidecars(d)
+        sidecars, problem = _write_sidecars(read.described)
         if problem:
             error(problem)
             status = EXIT_SOME_FAILED
-    _print(ns, d, cap, saved, sidecars)
-    return status, (cap.said(d.description or "") if cap.target else d.description) or \
-        "CapDesk has nothing to say about this picture."
+    d = read.described
+    printed = cap.said(d.description or "") if cap.target else d.description
+    _print(ns, read, cap, saved, sidecars, printed)
+    return status, read.spoken(printed, ns.all_text) or "CapDesk has nothing to say about this picture."
 
 
 def _captured(ns: argparse.Namespace, env: dict[str, str]):
@@ -155,16 +174,18 @@ def _captured(ns: argparse.Namespace, env: dict[str, str]):
         return EXIT_SOME_FAILED, f"CapDesk could not capture it: {exc}"
 
 
-def _print(ns: argparse.Namespace, d, cap, saved: Path | None, sidecars: list[str]) -> None:
-    """The description on stdout (with what was captured, as JSON); why it needs review on stderr."""
+def _print(ns: argparse.Namespace, read, cap, saved: Path | None, sidecars: list[str], printed: str) -> None:
+    """The description, every word read in it, on stdout (with what was captured, as JSON); why it needs
+    review on stderr."""
+    d = read.described
     if ns.json:
-        rec = d.to_json()
+        rec = {**d.to_json(), **read.json_fields()}
         rec["captured"] = {"what": _what(ns), "role": cap.role, "name": cap.name, "rect": cap.rect.to_json(),
                            "holder": cap.holder, "saved": str(saved) if saved else None, "sidecars": sidecars}
         rec["target"] = cap.target_json()  # with --focus: what the screen reader is on, as it was taken
         print(json.dumps(rec, ensure_ascii=False), flush=True)
     else:
-        print(cap.said(d.description or "") if cap.target else d.description, flush=True)
+        print(printed, flush=True)
         if d.review:
             print(f"capdesk: needs review: {d.reason}", file=sys.stderr, flush=True)
 

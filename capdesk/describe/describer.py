@@ -51,6 +51,7 @@ class DescribeOptions:
     show_guess: bool = False  # say the withheld caption, marked as a guess
     low_confidence: float = DEFAULT_CONFIDENCE_THRESHOLD
     objects: bool = True  # run the object detector (--json's "objects"; what a caption names must be seen by it)
+    text_upright: bool = False  # the text is drawn upright (the screen's): no angle classifier (``ocr.read_text``)
 
 
 @dataclass
@@ -339,7 +340,7 @@ class Describer:
         if not ocr.available():
             return None, TextStatus.UNAVAILABLE
         read = ocr.read_text if o.ocr == "always" else ocr.read_if_found
-        text = text_worth_saying(read(img, upscale=o.text_upscale, lines_out=lines_out))
+        text = text_worth_saying(read(img, upscale=o.text_upscale, lines_out=lines_out, upright=o.text_upright))
         return text, TextStatus.READ if text else TextStatus.NONE
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,

@@ -51,7 +51,8 @@ def available() -> bool:
         return False
 
 
-def read_if_found(img: Image.Image, upscale: float | None = None, lines_out: list | None = None) -> str | None:
+def read_if_found(img: Image.Image, upscale: float | None = None, lines_out: list | None = None,
+                  upright: bool = False) -> str | None:
     """``--ocr auto``: the text in ``img`` where the cheap test finds some, else None.
 
     The reader's finder looks at the picture with its short side at ``text_presence.READ_SIDE`` (never
@@ -61,7 +62,7 @@ def read_if_found(img: Image.Image, upscale: float | None = None, lines_out: lis
         return None
     if upscale is None:
         upscale = text_presence.READ_SIDE / max(1, min(img.size))
-    return read_text(img, upscale=upscale, lines_out=lines_out)
+    return read_text(img, upscale=upscale, lines_out=lines_out, upright=upright)
 
 
 @contextlib.contextmanager
@@ -123,7 +124,8 @@ def _get():
 
 
 def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0.6,
-              upscale: float | None = None, space_words: bool = True, lines_out: list | None = None) -> str | None:
+              upscale: float | None = None, space_words: bool = True, lines_out: list | None = None,
+              upright: bool = False) -> str | None:
     """The text in ``img`` in reading order (lines top to bottom, left to right), or None.
 
     ``upscale``: how much the text finder may enlarge the picture, at most (1.0: it looks at the picture's
@@ -131,7 +133,10 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
     right for phone photos of signs, six times the work for a 451x300 picture of screen text, which is
     drawn to be read at 1:1 (``bench/bench_text_reading.py`` measures both). ``space_words``: put back
     the spaces the recogniser leaves out between English words (``spaced``). ``lines_out``: given a list,
-    each line read is appended to it as (text, (x0, y0, x1, y1)) in the picture's pixels, in reading order."""
+    each line read is appended to it as (text, (x0, y0, x1, y1)) in the picture's pixels, in reading order.
+    ``upright``: the text is drawn upright (a screen's), so RapidOCR's angle classifier is not run: on
+    lines of screen text found at 1:1 it turned every other line of a window upside down, which then read
+    as "s" and was dropped (tests/screen/test_screen_whole_text.py)."""
     eng = _get()
     if eng is None:
         return None
@@ -142,7 +147,7 @@ def read_text(img: Image.Image, max_chars: int = MAX_CHARS, min_score: float = 0
         if upscale is not None:
             det.limit_side_len = max(32, round(min(arr.shape[:2]) * upscale))
         try:
-            result, _ = eng(arr)
+            result, _ = eng(arr, use_cls=False) if upright else eng(arr)
         finally:
             det.limit_side_len = own_side
     if not result:

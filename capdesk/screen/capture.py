@@ -45,6 +45,8 @@ class Capture:
     name: str = ""
     holder: dict | None = None  # the focused link or button, when the picture inside it was taken
     target: Target | None = None  # with "focus": the object the screen reader is on, as it was taken
+    program: str = ""  # with "window" and "full": the (active) window's X11 WM_CLASS, its program
+    title: str = ""  # with "full": the active window's X11 title (with "window" it is ``name``)
 
     def said(self, description: str) -> str:
         """What to print and say: which object it is about (with "focus"), then ``description``."""
@@ -97,6 +99,7 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
     Wayland, from the desktop portal's screenshot. Raises CaptureError saying why not."""
     env = os.environ if env is None else env
     rect, role, name, holder, t = None, "screen", "", None, None
+    title = program = ""
     if what == "focus":
         try:
             t = focus_target(env)
@@ -118,16 +121,27 @@ def take(what: str, region: Rect | None = None, env: Mapping[str, str] | None = 
         if wayland(env):
             raise CaptureError("a Wayland desktop tells no program where the active window is; --focus, --full "
                                "or --region X,Y,W,H work")
-        rect, name = active_window(env.get("DISPLAY", ""))
+        rect, name, program = active_window(env.get("DISPLAY", ""))
         role = "window"
     elif what == "region":
         rect, role = region, "region"
     elif what != "full":
         raise ValueError(f"unknown capture {what!r} (one of {', '.join(WHAT)})")
+    elif not wayland(env):
+        title, program = _active_window_named(env.get("DISPLAY", ""))
     image, got = from_portal(rect, env) if wayland(env) else grab(rect, env.get("DISPLAY", ""))
     if t is not None and t.scrolled and not wayland(env):
         image, got = _settled(rect, env.get("DISPLAY", ""), image, got)
-    return Capture(image, got, role, name, holder, t)
+    return Capture(image, got, role, name, holder, t, program, title)
+
+
+def _active_window_named(display: str) -> tuple[str, str]:
+    """The active window's title and program, to say what the whole screen shows; empty where none is."""
+    try:
+        _, title, program = active_window(display)
+    except CaptureError:
+        return "", ""
+    return title, program
 
 
 SETTLE_MIN_S, SETTLE_MAX_S = 0.4, 3.0
@@ -193,8 +207,8 @@ def _cut(whole: Image.Image, rect: Rect | None) -> tuple[Image.Image, Rect]:
     return whole.convert("RGB"), got
 
 
-def active_window(display: str) -> tuple[Rect, str]:
-    """Where the active window's contents are on screen, and its title."""
+def active_window(display: str) -> tuple[Rect, str, str]:
+    """Where the active window's contents are on screen, its title, and its program (WM_CLASS's class)."""
     from Xlib import X, Xatom
     from Xlib import display as xdisplay
     from Xlib.error import DisplayError, XError
@@ -216,7 +230,7 @@ def active_window(display: str) -> tuple[Rect, str]:
         geom = win.get_geometry()
         origin = win.translate_coords(root, 0, 0)  # the window's top left corner, in screen coordinates
         title = _title(d, win, Xatom.STRING)
-        return Rect(-origin.x, -origin.y, geom.width, geom.height), title
+        return Rect(-origin.x, -origin.y, geom.width, geom.height), title, _program(win)
     except XError as exc:
         raise CaptureError(f"the active window went away while it was asked about ({exc})") from None
     finally:
@@ -234,6 +248,15 @@ def _focused_top_level(d, root):
         if tree.parent is None or tree.parent.id == root.id:
             return win
         win = tree.parent
+
+
+def _program(win) -> str:
+    """The window's WM_CLASS class ("firefox-esr"'s is "Firefox-esr"), or its instance, or ""."""
+    try:
+        got = win.get_wm_class()
+    except Exception:  # python-xlib raises its own errors for a window gone or a malformed property
+        return ""
+    return next((str(n) for n in reversed(got or ()) if n), "")
 
 
 def _title(d, win, string_atom: int) -> str:

@@ -24,6 +24,11 @@ def _quoted(name: str) -> str:
     return f"'{name if len(name) <= MAX_NAME else name[:MAX_NAME - 1].rstrip() + '…'}'"
 
 
+def quoted(name: str) -> str:
+    """A name as said: in quotes, spaces made single, at most ``MAX_NAME`` characters."""
+    return _quoted(name)
+
+
 def word(role: str) -> str:
     return "picture" if role in PICTURES else WORDS.get(role, role)
 
