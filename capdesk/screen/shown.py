@@ -84,7 +84,7 @@ def look(bus: Bus, rect: Rect, whole_screen: bool, deadline: float) -> Shown | N
         return None
     ref, app = win
     shown = Shown(bus.name(ref), atspi._role(bus, ref), bus.name(app) if app else "")
-    found: list[Picture] = []
+    late: list[tuple[Ref, str]] = []  # the pictures, sized once the walk is done
     doc: Ref | None = None
     stack = list(reversed(atspi._children(bus, ref)[:atspi.MAX_CHILDREN]))
     budget = MAX_LOOKED_AT
@@ -96,28 +96,30 @@ def look(bus: Bus, rect: Rect, whole_screen: bool, deadline: float) -> Shown | N
             continue  # a tab in the background, a closed menu: not on screen
         role = atspi._role(bus, obj)
         if role in PICTURE_ROLES:
-            r = bus.extents(obj)
-            if not r.empty:
-                found.append(Picture(bus.name(obj) or bus.description(obj), r))
+            late.append((obj, bus.name(obj) or bus.description(obj)))
             continue
         if role in DOCUMENTS and doc is None:
             doc = obj
             shown.page_name, shown.page_role = bus.name(obj), role
         stack.extend(reversed(atspi._children(bus, obj)[:atspi.MAX_CHILDREN]))
-    if doc is not None:
-        shown.page = _sized(bus, doc, deadline)
+    sizes = _sized(bus, ([doc] if doc is not None else []) + [pic for pic, _ in late], deadline)
+    shown.page = sizes.get(doc) if doc is not None else None
+    found = [Picture(name, sizes[pic]) for pic, name in late if pic in sizes]
     shown.pictures = pictures_on_screen(found, rect, shown.page)
     return shown
 
 
-def _sized(bus: Bus, ref: Ref, deadline: float) -> Rect | None:
-    """``ref``'s rectangle, asked again for a moment where it has none yet (Firefox sends a page's sizes
-    a moment after the bus first asks about it), or None."""
+def _sized(bus: Bus, refs: list[Ref], deadline: float) -> dict[Ref, Rect]:
+    """The rectangles of ``refs`` that have one, those without asked again for a moment: Firefox sends
+    the sizes of a page and its pictures a moment after the bus first asks about them."""
     until = min(deadline, time.monotonic() + SIZE_WAIT_S)
+    sizes: dict[Ref, Rect] = {}
     while True:
-        r = bus.extents(ref)
-        if not r.empty or time.monotonic() + atspi.SIZE_RETRY_S > until:
-            return None if r.empty else r
+        for ref in refs:
+            if ref not in sizes and not (r := bus.extents(ref)).empty:
+                sizes[ref] = r
+        if len(sizes) == len(refs) or time.monotonic() + atspi.SIZE_RETRY_S > until:
+            return sizes
         time.sleep(atspi.SIZE_RETRY_S)
 
 

@@ -229,7 +229,9 @@ FOCUSED, SHOWING, ACTIVE = 1 << atspi.STATE_FOCUSED, 1 << atspi.STATE_SHOWING, 1
 
 class Browser(atspi.Bus):
     """A Firefox window showing the page "Pets", as Firefox tells the bus: two photos in the page (one named
-    by its alt text), a toolbar icon, a photo scrolled half out of the page's view, and a background tab."""
+    by its alt text), a toolbar icon, a photo scrolled half out of the page's view, and a background tab.
+    The page and the photo with no alt text have no size the first time they are asked (Firefox sends the
+    sizes a moment after the bus first asks)."""
 
     def __init__(self) -> None:  # no connection: every call is answered from the dict
         self.objects: dict[atspi.Ref, dict] = {}
@@ -240,14 +242,16 @@ class Browser(atspi.Bus):
         self.add("icon", "toolbar", "push button", "Back", Rect(5, 45, 30, 30))
         self.add("iconpic", "icon", "image", "", Rect(10, 50, 20, 20))
         self.add("hidden", "frame", "document web", "Background tab", Rect(0, 85, 1000, 655), 0)
-        self.add("doc", "frame", "document web", "Pets", Rect(0, 85, 1000, 655))
-        self.add("cat", "doc", "image", "", Rect(16, 201, 300, 200))
+        self.add("doc", "frame", "document web", "Pets", Rect(0, 85, 1000, 655), unsized=1)
+        self.add("cat", "doc", "image", "", Rect(16, 201, 300, 200), unsized=2)
         self.add("para", "doc", "paragraph", "", Rect(16, 410, 600, 20))
         self.add("coffee", "para", "image", "coffee on a saucer", Rect(321, 201, 300, 200))
         self.add("low", "doc", "image", "rocket", Rect(16, 640, 300, 200))
 
-    def add(self, name: str, parent: str | None, role: str, label: str, rect: Rect, states: int = SHOWING) -> None:
-        self.objects[(":1.1", name)] = {"role": role, "name": label, "rect": rect, "states": states, "kids": []}
+    def add(self, name: str, parent: str | None, role: str, label: str, rect: Rect, states: int = SHOWING,
+            unsized: int = 0) -> None:
+        self.objects[(":1.1", name)] = {"role": role, "name": label, "rect": rect, "states": states, "kids": [],
+                                        "unsized": unsized}
         if parent is not None:
             self.objects[(":1.1", parent)]["kids"].append((":1.1", name))
 
@@ -269,7 +273,11 @@ class Browser(atspi.Bus):
         return ""
 
     def extents(self, ref):
-        return self.objects[ref]["rect"]
+        o = self.objects[ref]
+        if o["unsized"]:
+            o["unsized"] -= 1
+            return Rect(0, 0, 0, 0)
+        return o["rect"]
 
     def close(self) -> None:
         pass
