@@ -26,6 +26,7 @@ from capdesk.describe.alttext import quoted_text
 from capdesk.describe.plainwords import listed
 from capdesk.screen import saying, wholetext
 from capdesk.screen.atspi import Rect
+from capdesk.screen.capture import wayland
 from capdesk.screen.shown import Picture, Shown, is_browser, window_shown
 from capdesk.status import SaidAs
 
@@ -75,6 +76,10 @@ def describe(describer, image: Image.Image, what: str, label: str, rect: Rect, e
         _with_text(d, text, describer.options.show_guess)
         return ScreenReading(d, text, cut)
     shown = window_shown(env, rect, what == "full")
+    if shown is not None and wayland(env):
+        # Under Wayland a program places things inside its own window, which lies somewhere unknown to it:
+        # the names hold, the rectangles do not.
+        shown.pictures, shown.page = [], None
     pictures = shown.pictures if shown else []
     crops = [image.crop((p.rect.x - rect.x, p.rect.y - rect.y, p.rect.x - rect.x + p.rect.width,
                          p.rect.y - rect.y + p.rect.height)) for p in pictures]
