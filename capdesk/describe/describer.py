@@ -23,6 +23,7 @@ from capdesk.describe.alttext import AltText
 from capdesk.describe.detector import Detection, ObjectFinder
 from capdesk.describe.evidence import Finalist, PictureEvidence, overhead
 from capdesk.describe.extdescr import extended_description
+from capdesk.describe.fact_check import FactCheck
 from capdesk.describe.found import Part, parts_found, where_things_are
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
@@ -211,6 +212,7 @@ class Describer:
         self.decodable = {n for n, e in self.engines.items() if e.decoder_input_name in primary.encoder_outputs}
         self._tokens: dict[str, np.ndarray] = {}
         self._trust_models: dict[str, TrustModel | None] = {}
+        self._fact_checks: dict[str, FactCheck | None] = {}
         # Loaded at the first picture, on the caption model's providers; a missing or broken one is said once.
         self.objects = ObjectFinder(primary.requested_providers, 1)
         self.kinds = self._kind_model()
@@ -296,6 +298,12 @@ class Describer:
             self._trust_models[eng.name] = TrustModel.from_manifest(eng.bundle.manifest.get("trust"))
         return self._trust_models[eng.name]
 
+    def _fact_check(self, eng: Engine) -> FactCheck | None:
+        if eng.name not in self._fact_checks:
+            words = eng.concepts.words if eng.concepts is not None else []
+            self._fact_checks[eng.name] = FactCheck.from_manifest(eng.bundle.manifest.get("fact_check"), words)
+        return self._fact_checks[eng.name]
+
     def _finalists(self, cap: Caption, model: TrustModel | None, concepts: dict[str, float] | None,
                    evidence_tags: list[tuple[str, float]], where: Route) -> list[Finalist]:
         """The beam's captions, best first, each with its own trust (the others' texts are its finalists)."""
@@ -363,12 +371,12 @@ class Describer:
             sure = [(w, p) for w, p in ev.concepts.items() if p >= eng.concepts.threshold]
             d.concepts = sorted(sure, key=lambda wp: -wp[1])[:MAX_CONCEPTS]
         opts = policy.Options(o.tags, o.show_guess, o.low_confidence)
-        decision = policy.decide(ev, opts)
+        decision = policy.decide(ev, opts, self._fact_check(eng))
         w = composer.alt_text(decision, o.show_guess)
         if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
             ev.plain_fact = plain_fact(img)
-            decision = policy.decide(ev, opts)
+            decision = policy.decide(ev, opts, self._fact_check(eng))
             w = composer.alt_text(decision, o.show_guess)
         d.decision = decision
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason

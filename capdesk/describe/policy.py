@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from capdesk.describe import captionfix
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.evidence import Detection, Finalist, PictureEvidence
+from capdesk.describe.fact_check import FactCheck
 from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
 from capdesk.describe.numbers import ONE_OR_TWO, numbers
 from capdesk.describe.objects import mentions, said_name, tokens
@@ -374,7 +375,10 @@ def _substitute(ev: PictureEvidence, cat: str, text: str) -> str | None:
     return tagged[c][0] if c in tagged else said_name(c)
 
 
-def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
+def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactCheck | None = None) -> Decision:
+    """What may be said of the picture and how surely. ``fact_check``: the model's check that a careful
+    reader would accept the caption as fact (``capdesk.describe.fact_check``); it only ever takes a fact
+    away (to "Probably"), never makes one."""
     opts = opts or Options()
     ev = _people_of_a_strange_picture(ev)
     if ev.kind != PHOTO and (ev.kind in KIND_SAID or ev.kind == OTHER):
@@ -403,6 +407,9 @@ def decide(ev: PictureEvidence, opts: Options | None = None) -> Decision:
     if doubt and said_as is SaidAs.FACT:
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
     cap = clean_caption(captionfix.sentence(words))
+    if said_as is SaidAs.FACT and fact_check is not None and not fact_check.passes(ev, cap):
+        said_as, reason = SaidAs.PROBABLY, ("what the caption says the subject does, or how many there are, "
+                                            "is not confirmed well enough by what was seen to be said as fact")
     d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + dropped + counts)
     d.maybe = _tags_with_caption(ev, opts, d)
     return d

@@ -109,7 +109,7 @@ def replay(dump: Path, show_guess: bool = False, metrics: bool = True) -> dict:
         empty = 0
         hyps, refs = {}, {}
         for r in mine:
-            d = policy.decide(PictureEvidence.from_record(r["record"]))
+            d = policy.decide(PictureEvidence.from_record(r["record"]), fact_check=_fact_check(r["record"]["model"]))
             w = composer.alt_text(d, show_guess)
             text = d.caption or d.guess
             said[str(d.said_as)].append((text, r["refs"]))
@@ -130,6 +130,22 @@ def replay(dump: Path, show_guess: bool = False, metrics: bool = True) -> dict:
             m = score(refs, hyps)
             out[g].update({"said_BLEU-4": round(m["BLEU-4"], 4), "said_CIDEr": round(m["CIDEr"], 4)})
     return out
+
+
+_CHECKS: dict = {}
+
+
+def _fact_check(model: str):
+    """The fact check a model's bundle carries, as the describer applies it (None where it has none)."""
+    if model not in _CHECKS:
+        from capdesk.describe.fact_check import FactCheck
+        from capdesk.model.bundle import resolve
+
+        b = resolve(model)
+        words = json.loads((Path(b.path) / "concepts.json").read_text(encoding="utf-8"))["words"] \
+            if (Path(b.path) / "concepts.json").exists() else []
+        _CHECKS[model] = FactCheck.from_manifest(b.manifest.get("fact_check"), words)
+    return _CHECKS[model]
 
 
 def said_text(d) -> str:
