@@ -37,16 +37,8 @@ from capdesk.altfill.documents import (
 from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images, page_language
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
-from capdesk.altfill.pdf import (
-    PdfDoc,
-    PdfRefused,
-    is_pdf,
-    picture_bytes,
-    place_alt,
-    plan_figure,
-    scan_pdf,
-    write_pdf,
-)
+from capdesk.altfill.pdf import PdfDoc, is_pdf, write_pdf
+from capdesk.altfill.pdf_plan import fill_pdf_row, plan_pdf
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
 from capdesk.altfill.review_bind import run_roots
 from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
@@ -287,7 +279,7 @@ def _plan_file(path: Path, include_empty: bool, store: PictureStore, result: Alt
                files: dict[str, Path | FoundPath], docs: list[tuple[Doc, list[tuple]]], allow_signed: bool) -> bool:
     """A PDF or document planned (True); False for a web page."""
     if is_pdf(path):
-        docs.append(_plan_pdf(path, include_empty, store, result, files, allow_signed))  # type: ignore[arg-type]
+        docs.append(plan_pdf(path, include_empty, store, result, files, allow_signed))  # type: ignore[arg-type]
     elif is_document(path):
         docs.append(_plan_document(path, include_empty, store, result, files))
     else:
@@ -318,38 +310,11 @@ def _fill_document(doc: Doc | PdfDoc, wanted: list[tuple], described: dict[str, 
     kept, small, in their rows."""
     for spot, row, key in wanted:
         if isinstance(doc, PdfDoc):
-            text = take_description(row, described.get(key), write)
-            if text is not None:
-                place_alt(doc, spot, row, text)
+            fill_pdf_row(doc, spot, row, described.get(key), write)
         else:
             apply_spot(doc, spot, row, described.get(key), write)
         if previews:
             row.preview = thumbnail_url(files[key])
-
-
-def _plan_pdf(path: Path, include_empty: bool, store: PictureStore, result: AltFillResult,
-              files: dict[str, Path | FoundPath], allow_signed: bool = False) -> tuple[PdfDoc, list[tuple]]:
-    """A PDF scanned: its Figures' rows added to ``result``, their pictures to ``files``; the PDF, with
-    the (figure, row, key) of each to fill."""
-    doc = scan_pdf(path, allow_signed)
-    result.pages.append(doc.row)
-    wanted: list[tuple] = []
-    for fig in doc.figures:
-        row, describe = plan_figure(doc, fig, include_empty)
-        result.images.append(row)
-        if not describe:
-            continue
-        try:
-            file = store.add(picture_bytes(fig), f"page-{fig.page}-figure-{fig.number}.png")
-        except PdfRefused as exc:
-            row.status, row.error = FillStatus.FAILED, str(exc)
-            continue
-        except OSError as exc:
-            row.status, row.error = FillStatus.FAILED, f"cannot be copied out to be described ({_why(exc)})"
-            continue
-        files.setdefault(str(file), file)
-        wanted.append((fig, row, str(file)))
-    return doc, wanted
 
 
 def _plan_page(page: _Page, root: Path, include_empty: bool, roots: Roots, result: AltFillResult,

@@ -2,7 +2,8 @@
 the description of the picture it stands for, written as an incremental update.
 
 A PDF is read with pypdf. Only a tagged PDF (``/MarkInfo /Marked true`` and a structure tree) has a
-place for alt text; an untagged one is named in one line and left as it is. Role-mapped types count
+place for alt text; an untagged one is never changed: its pictures are listed for review instead
+(``pdf_untagged``), and it is named in one line. Role-mapped types count
 by what they map to. The picture of a Figure is found by its marked content (the MCIDs of its
 ``/K`` on its page, the images drawn inside them); a Figure with no marked content of its own (as
 LibreOffice writes a picture drawn as an artifact) is matched to the image drawn at its ``/BBox``
@@ -46,6 +47,18 @@ from capdesk.imageio import MAX_PIXELS
 NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
 ENCRYPTED = "encrypted: it cannot be changed without its password, so it was left as it is"
 MAX_FORM_DEPTH = 4  # forms drawn inside forms, followed this deep for the pictures they draw
+# Content-stream operations read by one document's search for the pictures it draws (forms counted each time
+# they are drawn): a real page takes a few thousand; forms that draw forms a thousand times each would take
+# billions, and reach this first.
+MAX_OPERATIONS = 5_000_000
+
+
+class Untagged(PdfRefused):
+    """A PDF read whole that has no structure for alt text: nothing is written into it."""
+
+    def __init__(self, reader) -> None:
+        super().__init__(NOT_TAGGED)
+        self.reader = reader
 
 
 @dataclass
@@ -93,6 +106,7 @@ class PdfDoc:
     roles: dict[str, str] = field(default_factory=dict)
     signed: bool = False  # signed, and to be updated all the same (--allow-signed)
     figures: list[Figure] = field(default_factory=list)
+    untagged: bool = False  # no structure for alt text: its pictures are listed (pdf_untagged), nothing written
     rows: list[ImageRow] = field(default_factory=list)
     edits: list[tuple[Figure, ImageRow]] = field(default_factory=list)
 
@@ -114,6 +128,9 @@ def scan_pdf(path: Path, allow_signed: bool = False) -> PdfDoc:
         doc.raw = path.read_bytes()
         doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
         doc.reader, doc.figures, doc.roles, doc.signed = _read(doc.raw, allow_signed)
+        doc.row.lang = _lang(doc.reader)
+    except Untagged as exc:  # read, and never written: its pictures are listed for review
+        doc.reader, doc.untagged = exc.reader, True
         doc.row.lang = _lang(doc.reader)
     except PdfRefused as exc:
         doc.row.status, doc.row.error = "failed", str(exc)
@@ -144,7 +161,7 @@ def _read(raw: bytes, allow_signed: bool) -> tuple[object, list[Figure], dict[st
         marked = root.get("/MarkInfo", {}).get_object().get("/Marked", False) if "/MarkInfo" in root else False
         tree = root.get("/StructTreeRoot")
         if not marked or tree is None:
-            raise PdfRefused(NOT_TAGGED)
+            raise Untagged(reader)
         found = signatures(reader)
         if refusal(found, allow_signed):
             raise PdfRefused(refusal(found, allow_signed))
@@ -163,6 +180,7 @@ def _read(raw: bytes, allow_signed: bool) -> tuple[object, list[Figure], dict[st
 def _figures(reader, tree, structure: Structure) -> list[Figure]:
     pages = {p.indirect_reference.idnum: i for i, p in enumerate(reader.pages) if p.indirect_reference}
     draws: dict[int, list[Draw]] = {}
+    budget = [MAX_OPERATIONS]
     out: list[Figure] = []
     captions = Captions(reader, structure, pages)
     for ref, el, pg, parent in elements(tree, structure):
@@ -184,7 +202,7 @@ def _figures(reader, tree, structure: Structure) -> list[Figure]:
             fig.problem = "it names no page, so its picture cannot be found"
         else:
             if n not in draws:
-                draws[n] = list(_draws(reader, reader.pages[n]))
+                draws[n] = list(_draws(reader, reader.pages[n], budget))
             _match(fig, el, draws[n], pg)
     return out
 
@@ -239,11 +257,16 @@ def _box(m: list[float]) -> tuple[float, float, float, float]:
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _draws(reader, page) -> Iterator[Draw]:
-    yield from _draws_in(reader, page.get_contents(), page.get("/Resources"), [1.0, 0, 0, 1.0, 0, 0], (), 0)
+def _draws(reader, page, budget: list[int] | None = None) -> Iterator[Draw]:
+    """The images a page draws; ``budget`` (one per document: [operations left]) is spent by each
+    operation read, and PdfRefused said when it runs out."""
+    budget = [MAX_OPERATIONS] if budget is None else budget
+    yield from _draws_in(reader, page.get_contents(), page.get("/Resources"), [1.0, 0, 0, 1.0, 0, 0], (), 0,
+                         budget)
 
 
-def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, ...], depth: int) -> Iterator[Draw]:
+def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, ...], depth: int,
+              budget: list[int]) -> Iterator[Draw]:
     """The images drawn by a content stream (and the forms it draws, to a depth), with their place."""
     from pypdf.generic import ContentStream
 
@@ -253,7 +276,12 @@ def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, .
     xobjects = resources.get("/XObject", {}).get_object() if resources is not None else {}
     stack: list[list[float]] = []
     marks: list[int | None] = []
-    for operands, op in ContentStream(contents, reader).operations:
+    operations = ContentStream(contents, reader).operations
+    budget[0] -= len(operations)
+    if budget[0] < 0:
+        raise PdfRefused(f"its pages draw more than {MAX_OPERATIONS:,} operations (forms drawn inside forms), "
+                         "so its pictures were not searched")
+    for operands, op in operations:
         if op == b"q":
             stack.append(ctm)
         elif op == b"Q" and stack:
@@ -271,14 +299,27 @@ def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, .
                 yield Draw(ids, _box(ctm), x, name)
             elif x is not None and x.get("/Subtype") == "/Form" and depth < MAX_FORM_DEPTH:
                 m = [float(v) for v in x.get("/Matrix", [1, 0, 0, 1, 0, 0])]
-                yield from _draws_in(reader, x, x.get("/Resources", resources), _mul(m, ctm), ids, depth + 1)
+                yield from _draws_in(reader, x, x.get("/Resources", resources), _mul(m, ctm), ids, depth + 1,
+                                     budget)
 
 
 def picture_bytes(fig: Figure) -> bytes:
     """The Figure's picture as a PNG, to be described like any file; PdfRefused when it cannot be."""
     assert fig.draw is not None
-    x = fig.draw.image
-    w, h = int(x.get("/Width", 0)), int(x.get("/Height", 0))
+    return image_png(fig.draw.image)
+
+
+def pixels(x) -> tuple[int, int]:
+    """An image XObject's width and height in pixels as it says them; (0, 0) when it says none that is a number."""
+    try:
+        return int(x.get("/Width", 0)), int(x.get("/Height", 0))
+    except (TypeError, ValueError):
+        return 0, 0
+
+
+def image_png(x) -> bytes:
+    """An image XObject as a PNG, within the pixel bound of every picture read; PdfRefused when it cannot be."""
+    w, h = pixels(x)
     if w <= 0 or h <= 0 or w * h > MAX_PIXELS:
         raise PdfRefused(f"its picture is {w} x {h} pixels: not read")
     try:

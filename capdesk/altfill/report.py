@@ -59,7 +59,9 @@ def _item(r: ImageRow, base: Path, roots: list[str] | None = None) -> str:
     else:
         note = ""
     img = _picture(r, base, roots)
-    if r.status == FillStatus.REVIEW:
+    if r.listed_only and r.proposed:  # an untagged PDF's picture: nothing is written into the PDF
+        said = f"Text to paste into the source: {html.escape(r.proposed)}"
+    elif r.status == FillStatus.REVIEW:
         said = f"Proposed, not written: {html.escape(r.proposed)}"
     else:
         said = html.escape(r.alt_text) if r.alt_text else "(no alt text)"

@@ -25,6 +25,7 @@ from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
 from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
+from capdesk.altfill.pdf_untagged import refuse_listed
 from capdesk.altfill.review_bind import picture_changed, refused, review_digests
 from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_review, digests_path: API)
     COLUMNS,
@@ -312,6 +313,9 @@ def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> N
 
 
 def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> None:
+    if doc.untagged:  # its rows are a listing: there is nowhere in it to write a text
+        refuse_listed(doc, chosen, result)
+        return
     seen: dict[tuple[str, str], int] = {}
     used = []
     for fig in doc.figures:

@@ -75,12 +75,16 @@ class ImageRow:
     # The text before and after the picture ("... [picture] ..."): evidence for the person reviewing; the
     # caption alone is context the wording takes, so this changes no alt text.
     context: str = ""
+    # A picture of an untagged PDF: listed with a text to paste into the source, never written (nor by a review).
+    listed_only: bool = False
+    box: list[float] | None = None  # its place, there: x, y from the page's top left, width, height (points)
+    pixels: list[int] | None = None  # and its width and height in pixels
 
 
 @dataclass
 class PageRow:
     page: str
-    status: str  # changed | would change (dry run) | unchanged | failed
+    status: str  # changed | would change (dry run) | unchanged | failed | listed for review (an untagged PDF)
     encoding: str = ""
     images: int = 0
     filled: int = 0

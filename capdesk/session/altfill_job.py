@@ -51,8 +51,11 @@ class AltFillJob(FolderJob):
         return messages.altfill_milestone(done, total, said_at)
 
     def _outcome(self) -> str:
-        return messages.altfill_outcome(messages.altfill_summary(self.result), self.result.interrupted, self.dry_run,
-                                        self.report)
+        from capdesk.altfill.pdf_untagged import untagged_said
+
+        # An untagged PDF's pictures are listed, never written: said so, with where their texts are.
+        return messages.altfill_outcome(messages.altfill_summary(self.result) + untagged_said(self.result),
+                                        self.result.interrupted, self.dry_run, self.report)
 
     def _failed(self, error: str) -> str:
         return messages.altfill_failed(error)

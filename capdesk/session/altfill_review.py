@@ -71,9 +71,10 @@ class Choice:
 
 def review_choices(result: AltFillResult) -> list[Choice]:
     """Every picture the dry pass proposed a text for (or found nothing to say about), accepted when the
-    chosen Write setting would write it, to review otherwise."""
+    chosen Write setting would write it, to review otherwise. An untagged PDF's pictures are not among them:
+    nothing can be written there (the report lists them with their texts to paste)."""
     return [Choice(r, r.proposed or r.alt_text, ACCEPTED if r.status == FillStatus.FILLED else UNDECIDED)
-            for r in result.images if r.status in LISTED]
+            for r in result.images if r.status in LISTED and not r.listed_only]
 
 
 def decided(result: AltFillResult, choices: list[Choice]) -> AltFillResult:
@@ -111,11 +112,13 @@ class ReviewPassJob(AltFillJob):
         return f"Describing the pictures in {self.folder} for your review; nothing is written yet"
 
     def _outcome(self) -> str:
+        from capdesk.altfill.pdf_untagged import untagged_said
+
         self.choices = review_choices(self.result)
         if self.result.interrupted or not self.choices:
-            return messages.altfill_outcome(messages.altfill_summary(self.result) + ", nothing to review",
-                                            self.result.interrupted, True, self.report)
-        return review_ready(self.choices)
+            return messages.altfill_outcome(messages.altfill_summary(self.result) + ", nothing to review"
+                                            + untagged_said(self.result), self.result.interrupted, True, self.report)
+        return review_ready(self.choices) + untagged_said(self.result)
 
 
 def left_as_they_were(result: AltFillResult) -> list[str]:

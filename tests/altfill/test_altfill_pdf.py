@@ -128,12 +128,16 @@ def test_tagged_pdf_figures_get_alt_as_an_incremental_update(tmp_path, describer
 
 
 def test_an_untagged_pdf_is_named_in_one_line_and_left(tmp_path, describer):
+    """Left as it is, named in one line, and its picture listed for review (tests/altfill/test_pdf_untagged.py)."""
     pdf = tmp_path / "scan.pdf"
     Image.open(Path(__file__).parents[2] / "resources" / "samples" / "coffee.png").convert("RGB").save(pdf)
     original = pdf.read_bytes()
     result = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups")
-    assert [(p.status, p.error) for p in result.pages] == [("failed", NOT_TAGGED)]
-    assert result.images == [] and pdf.read_bytes() == original
+    assert [(p.status, p.error) for p in result.pages] == [("listed for review", None)]
+    assert result.pages[0].note.startswith(NOT_TAGGED) and not result.failed
+    assert [(r.location.split(":")[0], r.listed_only, r.written) for r in result.images] == \
+        [("page 1, picture 1", True, False)]
+    assert pdf.read_bytes() == original
 
 
 def test_figures_found_by_marked_content_in_a_file_with_cross_reference_streams(tmp_path):
