@@ -35,6 +35,7 @@ XHTML = "http://www.w3.org/1999/xhtml"
 SVG = "http://www.w3.org/2000/svg"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
 DC = "http://purl.org/dc/elements/1.1/"
@@ -125,8 +126,8 @@ def word_caption(part: Part, i: int, styles: set[str]) -> str:
     """The caption paragraph of the Word picture at element ``i``: its own paragraph when that is a
     caption, else the paragraph right after it, else the one right before."""
     p = part.ancestor(i, W, ("p",))
-    if p is None:
-        return ""
+    if p is None or _word_pictures(part, p) > 1:
+        return ""  # beside another picture: a caption there names the group, or the other one
     if _word_is_caption(part, p, styles):
         return _word_text(part, p)
     parent = part.elements[p].parent
@@ -134,10 +135,11 @@ def word_caption(part: Part, i: int, styles: set[str]) -> str:
         return ""
     kids = [k for k in part.elements[parent].children if part.elements[k].ns == W and part.elements[k].local == "p"]
     at = kids.index(p)
-    if at + 1 < len(kids) and _word_is_caption(part, kids[at + 1], styles):
+    if at + 1 < len(kids) and _word_is_caption(part, kids[at + 1], styles) and not _has_picture(part, kids[at + 1]):
         return _word_text(part, kids[at + 1])
     # A caption above the picture, unless it is the caption below the picture before it.
-    if at >= 1 and _word_is_caption(part, kids[at - 1], styles) and not (at >= 2 and _has_picture(part, kids[at - 2])):
+    if at >= 1 and _word_is_caption(part, kids[at - 1], styles) and not _has_picture(part, kids[at - 1]) \
+            and not (at >= 2 and _has_picture(part, kids[at - 2])):
         return _word_text(part, kids[at - 1])
     return ""
 
@@ -145,6 +147,13 @@ def word_caption(part: Part, i: int, styles: set[str]) -> str:
 def _has_picture(part: Part, p: int) -> bool:
     return any(part.elements[j].local in ("drawing", "pict", "object") and part.elements[j].ns == W
                for j in part.descendants(p))
+
+
+def _word_pictures(part: Part, p: int) -> int:
+    """How many pictures paragraph ``p`` holds (a picture's copy for older readers, ``mc:Fallback``, is not one)."""
+    return sum(1 for j in part.descendants(p) if part.elements[j].ns == W and part.elements[j].local
+               in ("drawing", "pict", "object") and part.ancestor(j, MC, ("Fallback",)) is None
+               and part.ancestor(j, W, ("drawing", "pict", "object")) is None)
 
 
 def word_lang(part: Part | None) -> str:
@@ -182,13 +191,24 @@ def _odf_is_caption(part: Part, p: int, styles: set[str]) -> bool:
     return any(part.elements[j].ns == TEXT and part.elements[j].local == "sequence" for j in part.descendants(p))
 
 
+def _odf_pictures(part: Part, i: int) -> list[int]:
+    """The picture frames (a ``draw:frame`` around a ``draw:image``) inside element ``i``."""
+    return [j for j in part.descendants(i) if part.elements[j].ns == DRAW and part.elements[j].local == "frame"
+            and any(part.elements[k].ns == DRAW and part.elements[k].local == "image"
+                    for k in part.elements[j].children)]
+
+
 def odf_caption(part: Part, frame: int, styles: set[str]) -> str:
-    """The caption of the OpenDocument picture frame ``frame``: the caption paragraph that holds it
-    (LibreOffice's captioned frame: the picture, then "Illustration 1: ..."), without the picture's own
-    frame, else the caption paragraph right after the frame's paragraph."""
+    """The caption of the OpenDocument picture frame ``frame``, by the document's structure: the caption
+    paragraph that holds it and no other picture (LibreOffice's captioned frame: the picture, then
+    "Illustration 1: ..."), without the picture's own frame; else the caption paragraph right after the
+    frame's paragraph when that paragraph holds this picture alone and the caption none of its own. A
+    caption paragraph that holds a picture is that picture's, never its neighbour's."""
     p = part.ancestor(frame, TEXT, ("p", "h"))
     if p is None:
         return ""
+    if _odf_pictures(part, p) != [frame]:
+        return ""  # beside another picture: a caption there names the group, or the other one
     if _odf_is_caption(part, p, styles):
         return _inner(part, p, [frame])
     parent = part.elements[p].parent
@@ -197,7 +217,9 @@ def odf_caption(part: Part, frame: int, styles: set[str]) -> str:
     kids = [k for k in part.elements[parent].children if part.elements[k].ns == TEXT and part.elements[k].local == "p"]
     at = kids.index(p)
     nxt = kids[at + 1] if at + 1 < len(kids) else None
-    return _inner(part, nxt) if nxt is not None and _odf_is_caption(part, nxt, styles) else ""
+    if nxt is None or not _odf_is_caption(part, nxt, styles) or _odf_pictures(part, nxt):
+        return ""
+    return _inner(part, nxt)
 
 
 def odf_lang(styles: Part | None, meta: Part | None) -> str:
@@ -266,7 +288,6 @@ def part_text_around(part: Part, blocks: frozenset[tuple[str, str]],
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 P = "http://schemas.openxmlformats.org/presentationml/2006/main"
-DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 PRESENTATION = "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"

@@ -25,6 +25,7 @@ from capdesk.altfill.backups import write_change
 from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
 from capdesk.altfill.office import find_office
+from capdesk.altfill.picture_ids import entry_digest
 from capdesk.altfill.rows import (
     UNHIDDEN,
     AltFillResult,
@@ -67,6 +68,7 @@ class Doc:
     meta_piece: str = ""  # what the package document gets, with --epub-metadata
     lang_note: str = ""  # what the report says of English alt text in a document in another language
     notes: list[str] = field(default_factory=list)  # what else the report says of the whole document
+    digests: dict[str, str] = field(default_factory=dict)  # each picture's sha256, by its zip entry
 
 
 def scan_document(path: Path) -> Doc:
@@ -135,7 +137,7 @@ def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str 
     """The row for one picture, and its zip entry when it is to be described."""
     row = ImageRow(str(doc.path), spot.line, spot.column, spot.src, FillStatus.KEPT, before=spot.before,
                    alt_text=spot.alt or "", syntax=doc.kind, location=spot.location, caption=spot.caption,
-                   context=spot.context)
+                   context=spot.context, picture_id=spot.picture_id, picture_sha256=spot_digest(doc, spot))
     doc.rows.append(row)
     if spot.alt:
         return row, None
@@ -159,6 +161,11 @@ def plan_spot(doc: Doc, spot: Spot, include_empty: bool) -> tuple[ImageRow, str 
     if spot.placeholder:
         row.note = "its text was only a file name, which says nothing about the picture (WCAG F30)"
     return row, spot.picture
+
+
+def spot_digest(doc: Doc, spot: Spot) -> str:
+    """The sha256 of the picture ``spot`` shows, as the document holds it ("" for none of its own)."""
+    return entry_digest(doc.zip.read, spot.picture, doc.digests) if doc.zip is not None else ""
 
 
 class PictureStore:

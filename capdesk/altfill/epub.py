@@ -16,6 +16,7 @@ from urllib.parse import unquote
 
 from capdesk.altfill.context import html_caption, page_lang, part_context
 from capdesk.altfill.html_images import image_from_tag
+from capdesk.altfill.picture_ids import part_picture_id
 from capdesk.altfill.rows import foreign
 from capdesk.altfill.spots import Spot, resolve_in_package
 from capdesk.altfill.xmlscan import Element, Part, escape, parse_part
@@ -96,6 +97,7 @@ def find_epub(z: ZipDoc) -> Epub:
             else:
                 continue
             found[-1].caption = html_caption(part, i)
+            found[-1].picture_id = part_picture_id(entry, len(found))
         # The chapter's text around each picture read now, and its elements let go: a book's memory
         # does not grow with its chapters.
         part_context("epub", part, found)

@@ -39,6 +39,7 @@ from capdesk.altfill.html_images import Found, ScanCancelled, find_html_images, 
 from capdesk.altfill.pagetext import PageError, PageText, decode_page
 from capdesk.altfill.pdf import PdfDoc, is_pdf, write_pdf
 from capdesk.altfill.pdf_plan import fill_pdf_row, plan_pdf
+from capdesk.altfill.picture_ids import page_picture_id
 from capdesk.altfill.places import OUTSIDE, REMOTE, Roots, resolve_src  # noqa: F401  (REMOTE: API)
 from capdesk.altfill.review_bind import run_roots
 from capdesk.altfill.rows import (  # noqa: F401  (the report's types, said where they always were)
@@ -322,8 +323,9 @@ def _plan_page(page: _Page, root: Path, include_empty: bool, roots: Roots, resul
     """A page's images: their rows added to ``result``, the pictures to describe to ``files``; the
     (page, image, row, key) of each to fill."""
     pending = []
-    for f in page.found:
+    for n, f in enumerate(page.found, 1):
         row, file = _plan(page, f, root, include_empty, roots)
+        row.picture_id = page_picture_id(n)  # what its review row names it by
         result.images.append(row)
         if file is not None:
             key = os.path.realpath(file)

@@ -16,6 +16,7 @@ import re
 from urllib.parse import unquote
 
 from capdesk.altfill.context import odf_caption, odf_caption_styles, part_context, word_caption, word_caption_styles
+from capdesk.altfill.picture_ids import frame_id, make_unique, shape_id
 from capdesk.altfill.spots import Spot, is_file_name, resolve_in_package
 from capdesk.altfill.xmlscan import Element, Part, PartError, escape, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
@@ -150,6 +151,7 @@ def _ooxml(z: ZipDoc, parts: list[tuple[str, str]], holder: str, ns: str,
             if captions is not None:
                 spot.caption = word_caption(part, i, captions)
             found.append(spot)
+        make_unique(found)
         part_context(kind, part, found, captions or set())
         read[name] = part.released(keep_raw=bool(found))
         spots += found
@@ -226,6 +228,7 @@ def _ooxml_spot(part: Part, k: int, rid: str, loc: str, rels: dict[str, tuple[st
     target, external = rels.get(rid, ("", False))
     tag = part.tag(nv)
     spot = Spot(part.name, nv.line, nv.column, loc, target or rid, tag, nv.start)
+    spot.picture_id = shape_id(part.name, "v:shape id" if holder == "alt" else f"{nv.local} id", nv.attr("id"), k)
     if external:
         spot.skip = "a linked picture outside the document: skipped"
     elif not target:
@@ -279,8 +282,9 @@ def _odf_part(part: Part, kind: str, names: set[str]) -> list[Spot]:
     spots: list[Spot] = []
     captions = odf_caption_styles(part)
     pages = [i for i, e in enumerate(part.elements) if e.ns == DRAW and e.local == "page"]
-    n = 0
+    n = frames = 0
     for i, frame in enumerate(part.elements):
+        frames += frame.ns == DRAW and frame.local == "frame"
         if frame.ns != DRAW or frame.local != "frame" or frame.end is None:
             continue
         kids = [part.elements[j] for j in frame.children]
@@ -292,6 +296,7 @@ def _odf_part(part: Part, kind: str, names: set[str]) -> list[Spot]:
         name = frame.attr("name", DRAW)
         loc += f" ({name})" if name else ""
         spot = _odf_spot(part, frame, image, kids, loc, names)
+        spot.picture_id = frame_id(part.name, frames, name)
         if any(k.ns == DRAW and k.local in ("object", "object-ole") for k in kids) and not spot.alt:
             spot.skip, spot.picture, spot.missing = ODF_OBJECT_PREVIEW, None, ""
         spot.caption = odf_caption(part, i, captions)

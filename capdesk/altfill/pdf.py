@@ -39,6 +39,7 @@ from capdesk.altfill.pdf_captions import (
 from capdesk.altfill.pdf_signatures import SIGNED_UPDATED, refusal, signatures
 from capdesk.altfill.pdf_structure import PdfRefused, Structure, elements, role_map
 from capdesk.altfill.pdf_update import changed_beyond_alt, incremental_update
+from capdesk.altfill.picture_ids import pdf_figure_id
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
@@ -335,7 +336,8 @@ def plan_figure(doc: PdfDoc, fig: Figure, include_empty: bool = False) -> tuple[
     """The row for one Figure, and whether its picture is to be described (``include_empty`` changes
     nothing: a PDF has no empty-alt convention for decoration)."""
     row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT, alt_text=fig.alt or "",
-                   syntax="pdf", location=fig.location, caption=fig.caption, context=fig.context)
+                   syntax="pdf", location=fig.location, caption=fig.caption, context=fig.context,
+                   picture_id=pdf_figure_id(fig.ref, fig.number))
     doc.rows.append(row)
     placeholder = fig.alt is not None and is_file_name(fig.alt)
     if fig.alt and fig.alt.strip() and not placeholder:

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, write_document
+from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, spot_digest, write_document
 from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
 from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
 from capdesk.altfill.pdf_untagged import refuse_listed
+from capdesk.altfill.picture_ids import page_picture_id, pdf_figure_id
 from capdesk.altfill.review_bind import picture_changed, refused, review_digests
 from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_review, digests_path: API)
     COLUMNS,
@@ -36,6 +37,7 @@ from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_revi
     roots_cell,
     write_rows,
 )
+from capdesk.altfill.review_match import Matcher, not_found_error
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, said_words
 from capdesk.altfill.spots import is_file_name
 from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
@@ -61,7 +63,7 @@ def review_row(r: ImageRow) -> dict[str, str]:
             "said_as": said_words(r), "reason": r.reason or r.error or r.note or _kept(r),
             "trust": "" if r.trust is None else f"{r.trust:.4f}",
             "write": "yes" if r.status == FillStatus.FILLED else "no", "context": r.context,
-            "picture_name": picture_name(r)}
+            "picture_name": picture_name(r), "picture_id": r.picture_id}
 
 
 def picture_name(r: ImageRow) -> str:
@@ -144,19 +146,21 @@ def _current(path: Path, chosen: list[Reviewed], result: AltFillResult) -> tuple
     return same, now
 
 
-def _pictures_now(path: Path) -> tuple[PageRow, list[tuple[tuple[str, str], str]]]:
-    """A file's row as scanned now, and each picture's (location, address) with the alt text it has."""
+def _pictures_now(path: Path) -> tuple[PageRow, list[tuple[str, tuple[str, str], str]]]:
+    """A file's row as scanned now, and each picture's identity and (location, address), with the alt
+    text it has."""
     if is_pdf(path):
         pdf = scan_pdf(path)
-        return pdf.row, [((f.location, f.src), f.alt or "") for f in pdf.figures]
+        return pdf.row, [(pdf_figure_id(f.ref, f.number), (f.location, f.src), f.alt or "") for f in pdf.figures]
     if is_document(path):
         doc = scan_document(path)
-        return doc.row, [((s.location, s.src), "" if s.placeholder else s.alt or "") for s in doc.spots]
+        return doc.row, [(s.picture_id, (s.location, s.src), "" if s.placeholder else s.alt or "") for s in doc.spots]
     try:
         page = scan_page(path)
     except ScanCancelled:  # not asked to stop: no page scan is cancelled here
         return PageRow(str(path), "failed"), []
-    return page.row, [((f"line {f.line}", f.src or ""), "" if f.placeholder else f.alt or "") for f in page.found]
+    return page.row, [(page_picture_id(n), (f"line {f.line}", f.src or ""), "" if f.placeholder else f.alt or "")
+                      for n, f in enumerate(page.found, 1)]
 
 
 def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) -> bool:
@@ -167,13 +171,18 @@ def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) 
     if row.status == "failed":
         return False
     alts: dict[tuple[str, str], list[str]] = {}
-    for key, alt in pictures:
+    by_id = {pid: (key, alt) for pid, key, alt in pictures if pid}
+    for _, key, alt in pictures:
         alts.setdefault(key, []).append(alt)
     seen: dict[tuple[str, str], int] = {}
     for r in chosen:
         key = (r.location, r.picture)
-        n = seen[key] = seen.get(key, -1) + 1
         text = _one_line(r.text)
+        if r.picture_id:  # the picture the row names, where the review said it is
+            if text and by_id.get(r.picture_id) != (key, text):
+                return False
+            continue
+        n = seen[key] = seen.get(key, -1) + 1
         if text and (n >= len(alts.get(key, [])) or alts[key][n] != text):
             return False
     row.status, row.note, row.error = "unchanged", ALREADY, None
@@ -228,25 +237,18 @@ def _one_line(text: str) -> str:
     return " ".join(clean_text(text).split())
 
 
-def _pick(chosen: list[Reviewed], row: ImageRow, seen: dict[tuple[str, str], int]) -> Reviewed | None:
-    """The reviewed row for this picture: the same location and address, the same one of those in order."""
-    key = (location_of(row), row.src)
-    n = seen.get(key, 0)
-    seen[key] = n + 1
-    same = [c for c in chosen if (c.location, c.picture) == key]
-    return same[n] if n < len(same) else None
-
-
-def _take(chosen: list[Reviewed], row: ImageRow, seen: dict[tuple[str, str], int], used: list[Reviewed],
-          result: AltFillResult) -> str | None:
-    """The reviewed text for this picture on one line, its row reported and its review row used; None
-    when the review has no row for it."""
-    r = _pick(chosen, row, seen)
+def _take(match: Matcher, row: ImageRow, result: AltFillResult, digest: str = "") -> tuple[Reviewed | None, str | None]:
+    """The review row for this picture (``review_match``) and its text on one line, the picture's row
+    reported; (None, None) when the review has no row for it, (the row, None) when the row may not be
+    written onto it (the report says why)."""
+    r, why = match.pick(row, digest)
     if r is None:
-        return None
-    used.append(r)
+        return None, None
     result.images.append(row)
-    return _one_line(r.text)
+    if why:  # the text was reviewed on another picture, or two rows claim this one: it goes onto none
+        row.proposed, row.status, row.error = _one_line(r.text), FillStatus.FAILED, why
+        return r, None
+    return r, _one_line(r.text)
 
 
 def _decide(row: ImageRow, text: str, has_alt: str | None, problem: str) -> bool:
@@ -266,23 +268,21 @@ def _decide(row: ImageRow, text: str, has_alt: str | None, problem: str) -> bool
     return True
 
 
-def _not_found(path: Path, chosen: list[Reviewed], used: list[Reviewed], result: AltFillResult) -> None:
-    for r in chosen:
-        if not any(u is r for u in used):
-            result.images.append(ImageRow(str(path), 0, 0, r.picture, FillStatus.FAILED, location=r.location,
-                                          error="no such picture at this place in it", proposed=r.text))
+def _not_found(path: Path, match: Matcher, result: AltFillResult) -> None:
+    for r in match.unmatched():
+        result.images.append(ImageRow(str(path), 0, 0, r.picture, FillStatus.FAILED, location=r.location,
+                                      error=not_found_error(r), proposed=r.text, picture_id=r.picture_id))
 
 
 def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> None:
-    seen: dict[tuple[str, str], int] = {}
-    used = []
-    for f in page.found:
+    match = Matcher(chosen)
+    for n, f in enumerate(page.found, 1):
         row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
-                       before=f.source, alt_text=f.alt or "", context=f.context)
-        text = _take(chosen, row, seen, used, result)
-        if text is None:
+                       before=f.source, alt_text=f.alt or "", context=f.context, picture_id=page_picture_id(n))
+        r, text = _take(match, row, result)
+        if r is None or text is None:
             continue
-        swapped = picture_changed(used[-1], row, page.path)
+        swapped = picture_changed(r, row, page.path)
         if swapped:  # the text was reviewed on another picture: it is not put on this one
             row.proposed, row.status, row.error = text, FillStatus.FAILED, swapped
             continue
@@ -290,42 +290,41 @@ def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> No
             edit = place_text(row, f, text)
             if edit is not None:
                 page.inserts.append((*edit, row))
-    _not_found(page.path, chosen, used, result)
+    _not_found(page.path, match, result)
 
 
 def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> None:
-    seen: dict[tuple[str, str], int] = {}
-    used = []
+    match = Matcher(chosen)
     for spot in doc.spots:
         alt = None if spot.placeholder else spot.alt
         # A text alternative as a fill counts one: alt text, a decorative mark (alt="" among them), a label.
         has_one = alt is not None or bool(spot.decorative or spot.labelled)
         row = ImageRow(str(doc.path), spot.line, spot.column, spot.src,
                        FillStatus.KEPT if has_one else FillStatus.SKIPPED, before=spot.before, alt_text=alt or "",
-                       syntax=doc.kind, location=spot.location, context=spot.context)
+                       syntax=doc.kind, location=spot.location, context=spot.context, picture_id=spot.picture_id)
         doc.rows.append(row)  # all of them: whether every picture has alt text afterwards is said from these
-        text = _take(chosen, row, seen, used, result)
+        _, text = _take(match, row, result, spot_digest(doc, spot))
         if text is None or (not text and has_one):  # no text for a picture marked decorative: it stays so
             continue
         if _decide(row, text, alt, spot.problem or ("" if spot.make else "no place to write")):
             place_spot(doc, spot, row, text)
-    _not_found(doc.path, chosen, used, result)
+    _not_found(doc.path, match, result)
 
 
 def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> None:
     if doc.untagged:  # its rows are a listing: there is nowhere in it to write a text
         refuse_listed(doc, chosen, result)
         return
-    seen: dict[tuple[str, str], int] = {}
-    used = []
+    match = Matcher(chosen)
     for fig in doc.figures:
         alt = None if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt) else fig.alt
         row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
-                       alt_text=alt or "", syntax="pdf", location=fig.location, context=fig.context)
-        text = _take(chosen, row, seen, used, result)
+                       alt_text=alt or "", syntax="pdf", location=fig.location, context=fig.context,
+                       picture_id=pdf_figure_id(fig.ref, fig.number))
+        _, text = _take(match, row, result)
         if text is None:
             continue
         no_place = "the element is not an object of its own, so nothing can be added to it"
         if _decide(row, text, alt, no_place if fig.ref is None else ""):
             place_alt(doc, fig, row, text)
-    _not_found(doc.path, chosen, used, result)
+    _not_found(doc.path, match, result)

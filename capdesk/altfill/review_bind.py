@@ -51,13 +51,15 @@ def picture_digest(file: str | os.PathLike[str], roots: Roots) -> str:
 
 
 def review_digests(result: AltFillResult) -> dict[int, str]:
-    """Each web-page picture's digest as a run leaves it, by row: what a review holds its row to. A
-    document's pictures are part of its bytes, which its own digest holds."""
+    """Each picture's digest as a run leaves it, by row: what a review holds its row to. A web page's
+    picture file is read for it; a document's picture was read from the document (``picture_sha256``)."""
     roots = Roots(result.picture_roots)
     out: dict[int, str] = {}
     for r in result.images:
         if r.file and Path(r.page).suffix.lower() in PAGE_SUFFIXES:
             out[id(r)] = picture_digest(r.file, roots)
+        elif r.picture_sha256:
+            out[id(r)] = r.picture_sha256
     return out
 
 

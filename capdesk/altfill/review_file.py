@@ -25,9 +25,12 @@ from capdesk.safe_files import RefusedFile, read_limited
 # no column is taken away or renamed. They are written in the order a person works down a row in a
 # spreadsheet: decide (``write``), read or edit the text, see which picture and what is around it, then
 # the rest. ``context`` (the text before and after the picture) and ``picture_name`` (its file name, or a
-# PDF's page) are for the person reviewing; they are never read back.
+# PDF's page) are for the person reviewing; they are never read back. ``picture_id`` is the picture's
+# identity in its document (``picture_ids``): a row is written onto the picture it names, and only while
+# that picture's address (``picture``), place (``location``) and, where the review holds one, its bytes'
+# digest (``picture_sha256``, for a web page's picture file and for a picture a document holds) match.
 COLUMNS = ("write", "text", "picture", "context", "picture_name", "said_as", "reason", "document", "location",
-           "trust", "document_sha256", "picture_sha256", "roots", "picture_roots")
+           "trust", "document_sha256", "picture_sha256", "roots", "picture_roots", "picture_id")
 NEEDED = ("document", "location", "picture", "text", "write")
 # ``said_as`` in plain words since the columns were reordered, and the words before; both are read.
 SAID_AS_READ = {"fact": "fact", "guess": "probably", "probably": "probably", "tags only": "maybe",
@@ -85,6 +88,7 @@ class Reviewed:
     roots: list[str] | None = None  # the folders and files the run was given; None in a review from before
     picture_roots: list[str] = field(default_factory=list)  # the folders its pictures could come from
     said_as: str = ""  # how its text said what it said when proposed (``SAID_AS_READ``'s values), "" when unsaid
+    picture_id: str = ""  # the picture's identity in its document ("" in a review from before the column)
 
 
 def write_rows(rows: list[dict[str, str]], columns: tuple[str, ...] | list[str] = COLUMNS,
@@ -158,7 +162,8 @@ def read_review(path: Path) -> tuple[list[Reviewed], dict[str, str]]:
                              c.get("write", "").strip().lower() in ("yes", "y", "true", "1"), n,
                              c.get("document_sha256", "").strip().lower() if bound else sums.get(name, ""),
                              c.get("picture_sha256", "").strip().lower(), _roots(c.get("roots", "")),
-                             _roots(c.get("picture_roots", "")) or [], said_as_read(c.get("said_as", ""))))
+                             _roots(c.get("picture_roots", "")) or [], said_as_read(c.get("said_as", "")),
+                             c.get("picture_id", "").strip()))
     return rows, sums
 
 

@@ -79,6 +79,10 @@ class ImageRow:
     listed_only: bool = False
     box: list[float] | None = None  # its place, there: x, y from the page's top left, width, height (points)
     pixels: list[int] | None = None  # and its width and height in pixels
+    # Its identity in the page or document (``picture_ids``) and, for a picture the document holds, the
+    # digest of its bytes: what a review row names it by, so that a reviewed text goes onto it alone.
+    picture_id: str = ""
+    picture_sha256: str = ""
 
 
 @dataclass

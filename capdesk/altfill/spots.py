@@ -54,6 +54,7 @@ class Spot:
     make: Callable[[str], str] | None = None
     make_en: Callable[[str], str] | None = None  # the edit for English text in a page in another language
     caption: str = ""  # the figure caption beside it (the author's words for what it shows)
+    picture_id: str = ""  # its identity in the document (``picture_ids``): what a review row names it by
     context: str = ""  # the text before and after it, for the person reviewing (never words for the alt text)
     # Edits made with the alt text: [at, cut) of the part becomes the text; the marks that hid a picture
     # marked decorative from screen readers, taken away or turned off once it has alt text.
