@@ -92,6 +92,7 @@ class Announcer(QObject):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.timeout.connect(self._flush)
         self._window_focus_at = 0.0  # the focus last moved between widgets (a dialog closed, ...)
+        self._arrived: tuple[QWidget, str] | None = None  # a message said with the widget the focus went to
         app = QApplication.instance()
         app.focusChanged.connect(self._focus_moved)
 
@@ -108,6 +109,9 @@ class Announcer(QObject):
     def say(self, text: str) -> None:
         if not text:
             return
+        if self._arrived is not None and self._arrived[1] == text:
+            self._arrived = None  # already said with the widget the focus went to
+            return
         self.said.append(text)
         if not uses_focus_carrier():
             self._announce(text)
@@ -116,6 +120,23 @@ class Announcer(QObject):
         # millisecond) were heard out of order, a batch's "half done" before its "a quarter done".
         self._waiting.append(text)
         self._flush()
+
+    def say_on_arrival(self, w: QWidget, text: str, replaces: str = "") -> None:
+        """Say ``text`` with the widget the focus is about to move to (call it just before the move): its
+        description until the focus leaves it, so the screen reader says it once, right after the widget's
+        short name, in the same breath. A description changed after the move was heard twice (with the widget,
+        then as news), and one changed 1.5 s later came after the widget's own description. The next ``say``
+        of ``replaces`` (or of ``text``: the job's own outcome, said through the session) is not said again."""
+        if not text or not uses_focus_carrier():
+            return  # elsewhere the session's own message is announced as it comes
+        self._give_back()
+        self.said.append(text)
+        self._widget = (w, w.accessibleDescription(), w.toolTip())
+        w.setToolTip("")
+        # Set before the focus moves: the change event reaches the screen reader while another widget has
+        # the focus, which it does not read as news; it reads the description with the widget.
+        w.setAccessibleDescription(text)
+        self._arrived = (w, replaces or text)
 
     def _settle_wait(self) -> float:
         """Seconds until the screen reader has read where the focus now is.
@@ -193,6 +214,8 @@ class Announcer(QObject):
             return  # a menu is open over the owner: Orca may still take the owner for the focus
         with contextlib.suppress(RuntimeError):  # its owner may be gone (a closed dialog)
             if self._widget is not None and self._widget[0] is not focus:
+                if self._arrived is not None and self._arrived[0] is self._widget[0]:
+                    self._arrived = None
                 w, own, tip = self._widget
                 self._widget = None
                 w.setAccessibleDescription(own)

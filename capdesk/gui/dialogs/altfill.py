@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QLabel, QVBoxLayout, QWidget
 
+from capdesk.session import messages
 from capdesk.session.altfill_job import AltFillJob, default_report_path
-from capdesk.session.altfill_review import Choice, ReviewPassJob, WriteAcceptedJob
+from capdesk.session.altfill_review import SKIPPED, UNDECIDED, Choice, ReviewPassJob, WriteAcceptedJob
 
 from ..widgets import named
-from .altfill_review import ReviewDialog
+from .altfill_review import ReviewDialog, picture_said
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
@@ -67,7 +68,13 @@ class AltFillDialog(ReportJobDialog):
         rl = QLabel("&Report:")
         rl.setBuddy(self.report_fmt)
         form.addRow(rl, self.report_fmt)
-        lay = QVBoxLayout(self)
+        # The review list takes this page's place in the same window: a dialog of its own, closed, gave the
+        # focus back to this one, which Orca then read again whole (its introduction included) before the outcome.
+        self.page = QWidget()
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.page)
+        lay = QVBoxLayout(self.page)
         lay.addWidget(intro)
         lay.addLayout(form)
         self._progress_rows(lay, "Alt text")
@@ -76,6 +83,7 @@ class AltFillDialog(ReportJobDialog):
         self.result = None
         self.report_path = ""
         self.review: ReviewDialog | None = None
+        self._arriving = ("", "")  # the outcome said with the control the focus returns to; the job's own words
 
     @property
     def write(self) -> str:
@@ -97,14 +105,30 @@ class AltFillDialog(ReportJobDialog):
         ext = REPORT_SUFFIXES.get(self.report_fmt.currentIndex())
         return str(default_report_path(ext)) if ext else ""
 
+    @property
+    def announcer(self):
+        return getattr(self.window_, "announcer", None)
+
     def _finished(self, result, text: str) -> None:
-        super()._finished(result, text)
         job = self.job
         if isinstance(job, ReviewPassJob) and job.choices and result is not None and not result.interrupted:
-            self.review = ReviewDialog(self, self.session, getattr(self.window_, "announcer", None), job.choices,
-                                       self._write_accepted)
+            self.review = ReviewDialog(self, self.session, self.announcer, job.choices, self._write_accepted,
+                                       self._review_rejected)
             self.review.finished.connect(self._review_closed)
-            self.review.open()
+            self.layout().addWidget(self.review)
+            self.review.show()
+            self.review.list.setFocus()
+            self.page.hide()
+        super()._finished(result, text)
+
+    def _after_run_focus(self):
+        if self.review is not None:
+            return self.review.list
+        target = super()._after_run_focus()
+        said, replaces = self._arriving
+        if said and self.announcer is not None:
+            self.announcer.say_on_arrival(target, said, replaces)
+        return target
 
     def _write_accepted(self, choices: list[Choice]) -> None:
         """The review list's Write accepted: the accepted texts written through the session, as a review file
@@ -116,15 +140,44 @@ class AltFillDialog(ReportJobDialog):
                         Path(self.folder.text().strip()))
 
     def _written(self, result, text: str) -> None:
-        if self.review is not None:
-            self.review.done(QDialog.DialogCode.Accepted)
-        self._finished(result, text)
-
-    def _review_closed(self, code: int) -> None:
+        """The page back in the list's place, the focus on Open report (or Close) with the outcome said once."""
         review, self.review = self.review, None
+        said = text
+        if review is not None and result is not None:
+            said = text + not_written(review.choices)
+        self.page.show()
+        self._arriving = (said, text)
+        try:
+            self._finished(result, said)
+        finally:
+            self._arriving = ("", "")
         if review is not None:
-            review.deleteLater()  # a closed dialog must not linger in the accessibility tree
-        if code == QDialog.DialogCode.Rejected:
-            self.status.setText(REVIEW_CLOSED)
-            (self.open_btn if self.open_btn.isEnabled() else self.start_btn).setFocus()
-            self.session.say(REVIEW_CLOSED)
+            review.done(QDialog.DialogCode.Accepted)
+
+    def _review_rejected(self) -> None:
+        """Closed unwritten: back on Start, which opened the list, with what was left said once."""
+        review, self.review = self.review, None
+        said = REVIEW_CLOSED + (f": {messages.plural(len(review.choices), 'picture')} left without alt text"
+                                if review is not None else "")
+        self.page.show()
+        self.status.setText(said)
+        if self.announcer is not None:
+            self.announcer.say_on_arrival(self.start_btn, said)
+        self.start_btn.setFocus()
+        self.session.say(said)  # the window's status bar; not said again to the screen reader
+
+    def _review_closed(self, _code: int) -> None:
+        review = self.sender()
+        if isinstance(review, ReviewDialog):
+            review.deleteLater()  # a closed list must not linger in the accessibility tree
+
+
+def not_written(choices: list[Choice]) -> str:
+    """What the review left unwritten, named: the outcome said nothing of the pictures skipped or not decided."""
+    said = ""
+    for state, words in ((SKIPPED, "skipped"), (UNDECIDED, "left to review")):
+        names = [picture_said(c) for c in choices if c.state == state]
+        if names:
+            shown = names if len(names) <= 3 else [*names[:3], f"{len(names) - 3} more"]
+            said += f"; {words}, not written: {messages.join_names(shown)}"
+    return said

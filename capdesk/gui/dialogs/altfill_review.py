@@ -6,6 +6,7 @@ writes them through the session."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
@@ -21,9 +22,22 @@ KEYS_HELP = ("Up and Down move between pictures; A accepts, S skips; Enter or Ta
              "where Enter accepts it. Nothing is written until Write accepted (Alt+W).")
 
 
+def picture_said(c: Choice) -> str:
+    """The picture as a person tells it: its file name, or in a PDF its place ("page 3, picture 2"), not the
+    name of its image resource ("Im9"), which says nothing to anyone."""
+    if c.row.syntax == "pdf":
+        return (c.row.location or f"page {c.row.line}").replace("figure", "picture")
+    return c.picture
+
+
+def where_said(c: Choice) -> str:
+    """Where it is: a PDF's picture names its page already, so only the file is added."""
+    return Path(c.row.page).name if c.row.syntax == "pdf" else c.where
+
+
 def row_name(c: Choice) -> str:
     """What a screen reader says for a row: the picture, where it is, and what will happen to it."""
-    return f"{c.picture} in {c.where}: {c.state_said}"
+    return f"{picture_said(c)} in {where_said(c)}: {c.state_said}"
 
 
 def row_text(c: Choice) -> str:
@@ -41,9 +55,13 @@ class ReviewDialog(QDialog):
     """``on_write(choices)`` is called by Write accepted; the Fill alt text dialog writes them and closes this."""
 
     def __init__(self, parent, session, announcer, choices: list[Choice],
-                 on_write: Callable[[list[Choice]], None]) -> None:
+                 on_write: Callable[[list[Choice]], None], on_reject: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
+        # Shown inside the Fill alt text dialog, in its page's place: no window of its own, so closing it moves
+        # the focus inside one window, and the screen reader does not read that window again whole.
+        self.setWindowFlags(Qt.WindowType.Widget)
         self.session, self.announcer, self.choices, self.on_write = session, announcer, choices, on_write
+        self.on_reject = on_reject
         title = "Review alt text before writing"
         self.setWindowTitle(title)
         self.setAccessibleName(title)
@@ -85,7 +103,6 @@ class ReviewDialog(QDialog):
         for b in (self.accept_btn, self.skip_btn, self.write_btn, self.close_btn):
             row.addWidget(b)
         lay.addLayout(row)
-        self.resize(720, 480)
 
     # -- drawing --------------------------------------------------------------------------------
     def current(self) -> Choice | None:
@@ -109,11 +126,14 @@ class ReviewDialog(QDialog):
         self._loading = True
         self.field.setText(c.text)
         self._loading = False
-        self.field.setAccessibleName(f"Alt text for {c.picture}")
+        self.field.setAccessibleName(f"Alt text for {picture_said(c)}")
         self.why.setText(c.why)
         # What the page says beside the picture, for the person writing its text (never read into it).
         around = f"Text around it: {c.row.context}" if c.row.context else "No text around it."
         self.around.setText(around)
+        # The shown words say what they are: under its title too it was heard as "Text around the picture:
+        # Text around it: ...".
+        self.around.setAccessibleName(around)
         self.field.setAccessibleDescription(around)
 
     def _edited(self) -> None:
@@ -129,14 +149,14 @@ class ReviewDialog(QDialog):
         if c is None:
             return
         if not c.text.strip():
-            self.session.say(f"No text to write for {c.picture}: type one, or skip it")
+            self.session.say(f"No text to write for {picture_said(c)}: type one, or skip it")
             return
-        self._decide(c, ACCEPTED, f"Accepted{', edited' if c.edited else ''}: {c.picture}, {c.text}")
+        self._decide(c, ACCEPTED, f"Accepted{', edited' if c.edited else ''}: {picture_said(c)}, {c.text}")
 
     def skip_current(self) -> None:
         c = self.current()
         if c is not None:
-            self._decide(c, SKIPPED, f"Skipped: {c.picture}; nothing is written for it")
+            self._decide(c, SKIPPED, f"Skipped: {picture_said(c)}; nothing is written for it")
 
     def _decide(self, c: Choice, state: str, said: str) -> None:
         c.state = state
@@ -157,6 +177,8 @@ class ReviewDialog(QDialog):
 
     def reject(self) -> None:
         if self.write_btn.isEnabled():  # not while the accepted texts are being written
+            if self.on_reject is not None:  # the focus moved away first: hiding it with the focus inside moved it
+                self.on_reject()
             super().reject()
 
     # -- keys -----------------------------------------------------------------------------------
