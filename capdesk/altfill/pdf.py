@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
 from capdesk.imageio import MAX_PIXELS
 
 NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
+# pypdf logs each fault it recovers from in a sloppy file on the terminal (791 lines for one real manual of
+# Debian's); what matters about a file CapDesk says in one line of its own.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 ENCRYPTED = "encrypted: it cannot be changed without its password, so it was left as it is"
 MAX_FORM_DEPTH = 4  # forms drawn inside forms, followed this deep for the pictures they draw
 # Content-stream operations read by one document's search for the pictures it draws (forms counted each time
@@ -274,7 +278,8 @@ def _draws_in(reader, contents, resources, ctm: list[float], outer: tuple[int, .
     if contents is None:
         return
     resources = resources.get_object() if resources is not None else None
-    xobjects = resources.get("/XObject", {}).get_object() if resources is not None else {}
+    xobjects = resources.get("/XObject") if hasattr(resources, "get") else None
+    xobjects = xobjects.get_object() if xobjects is not None else {}  # a page of text only has none
     stack: list[list[float]] = []
     marks: list[int | None] = []
     operations = ContentStream(contents, reader).operations

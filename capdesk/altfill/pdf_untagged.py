@@ -1,7 +1,7 @@
 """The pictures of an untagged PDF, listed for the person who publishes it.
 
 An untagged PDF has no structure element for alt text to belong to, so nothing is ever written into it
-(tagging it here would be guessing its reading order and roles: see docs/architecture.md). Its pictures
+(tagging it here would be guessing its reading order and roles: see docs/untagged-pdf.md). Its pictures
 are listed instead, each with its page, its place on the page and its size, and described like any
 picture, so that the publisher has the texts to paste into the source before exporting a tagged PDF
 again. Their rows are listing-only: the review file says ``write`` = no, and a review that asks to

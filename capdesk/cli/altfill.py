@@ -42,7 +42,8 @@ def register(sub) -> None:
                     "ODP, XLSX and ODS files get alt text for their own pictures the same way: only the alt text "
                     "changes, every other part of the file stays byte for byte as it was. A tagged PDF's Figures "
                     "without /Alt get it in an update appended to the file (its original bytes stay as they "
-                    "were); an untagged PDF is named and left.")
+                    "were); an untagged PDF is left as it is, its pictures listed for review with texts to paste "
+                    "into its source.")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help=".html, .htm, .md, .markdown, .epub, .docx, .pptx, .odt, .odp, .xlsx, .ods or .pdf files, "
                         "or folders")

@@ -220,3 +220,17 @@ def test_forms_that_draw_forms_reach_the_operations_ceiling_and_the_pdf_is_named
     result = run_alt_fill([path], describer, backup_dir=tmp_path / "backups")
     assert result.pages[0].status == "failed" and "more than 20,000 operations" in result.pages[0].error
     assert path.read_bytes() == original and result.images == []
+
+
+def test_a_page_of_text_only_beside_a_picture_page_is_read_and_the_picture_listed(tmp_path):
+    """A page whose resources name fonts but no images (most pages of a manual): nothing to list there."""
+    path = tmp_path / "manual.pdf"
+    with pikepdf.new() as pdf:
+        page = pdf.add_blank_page(page_size=PAGE)
+        font = pikepdf.Dictionary(Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica)
+        page.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
+        page.Contents = pikepdf.Stream(pdf, b"BT /F1 12 Tf 72 700 Td (Chapter 1) Tj ET")
+        _page(pdf, [("Im1", _image(pdf, _sample("coffee.png", (120, 90))), (72, 480, 240, 180))])
+        pdf.save(path)
+    listing = list_pictures(scan_pdf(path))
+    assert [(p.page, p.draw.name) for p in listing.pictures] == [(2, "/Im1")]
