@@ -1,7 +1,7 @@
 """What a stage of describing costs a picture: file to description with and without it, same run.
 
-The stage is the object detector (default) or, with ``--stage kind``, the picture-kind model (nine pixel
-statistics and a linear model on the encoder's pooled features, ``capdesk.describe.picture_kind``).
+The stage is the object detector (default) or, with ``--stage kind``, the picture-kind model (pixel
+statistics and a small network on the encoder's grid, ``capdesk.describe.picture_kind``).
 For each sample picture: load the file (as the describer does) and describe it at beam 3 (routing, tags,
 pixel facts, text reading off), once with the stage and once without, the two interleaved in every
 round so that a busy machine slows both alike; median over the rounds. Also the stage alone on each
@@ -88,8 +88,8 @@ class Stage:
     def alone(self, img: Image.Image) -> Callable[[], object]:
         if self.detector is not None:
             return lambda: self.detector.detect(img)
-        pooled = self.describer.primary.encode(self.describer.primary.preprocess.to_array(img)[None])[0].mean(1)
-        return lambda: self.kinds.kind(self.kinds.probabilities(pooled, picture_kind.pixel_stats(img)[None])[0])
+        feats = self.describer.primary.encode(self.describer.primary.preprocess.to_array(img)[None])[0]
+        return lambda: self.kinds.of_pictures(feats, [img])
 
 
 def medians(pairs: list[tuple[float, float]]) -> tuple[float, float]:

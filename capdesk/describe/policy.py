@@ -569,12 +569,13 @@ def setting(ev: PictureEvidence) -> list[str]:
 def _of_kind(ev: PictureEvidence, opts: Options) -> Decision:
     """A picture that is surely not a photo is said to be what it is, and never captioned as a scene: the
     caption models learnt from photos only. A drawing or painting is said with what it shows where the
-    detector or the tags see it; in a diagram, a screenshot or a map the detector's people and things are
-    icons and symbols, so only the text read goes with it."""
+    detector or the tags see it; in a diagram, a chart, a screenshot or a map the detector's people and things
+    are icons and symbols, so only the text read goes with it, as in a picture surely not a photo of no sure
+    kind (random noise gave "Perhaps an animal.")."""
     name = KIND_SAID.get(ev.kind, "")
     reason = (f"the picture is {name or 'not a photo'}, unlike the photos the model learnt from, so no scene "
               "caption was said")
-    if ev.kind in DEPICTS or ev.kind == OTHER:
+    if ev.kind in DEPICTS:
         d = _without_caption(ev, opts, SaidAs.WITHHELD, reason, clean_caption(ev.caption.text) if ev.caption else "")
     else:
         d = Decision(SaidAs.WITHHELD, text=ev.text, reason=reason)

@@ -169,8 +169,9 @@ def test_synthetic_pictures(describer, tmp_path):
     got = {os.path.basename(d.path): d for d in describe_paths(describer, sorted(tmp_path.glob("*.png")))}
     assert got["white.png"].description == "A blank white image."
     assert got["dark.png"].description == "A blank black image."
-    for name in ("noise.png", "text.png"):  # nothing certain to say (text reading is off here)
-        assert got[name].description == "" and got[name].review and "empty" in got[name].reason
+    # noise: surely not a photo, and nothing certain to say (text reading is off here)
+    assert got["noise.png"].description == "" and got["noise.png"].review and "empty" in got["noise.png"].reason
+    assert got["text.png"].description == "A page of text." and got["text.png"].review  # the picture-kind model
     for d in got.values():
         assert d.said_as == "withheld" and d.review and "unlike" in d.reason
 
@@ -180,7 +181,7 @@ def test_synthetic_pictures(describer, tmp_path):
 def test_text_read_is_quoted_in_the_alt_text(tmp_path):
     _text_page().save(tmp_path / "text.png")
     d = next(describe_paths(Describer(None, provider="cpu", beam=1), [tmp_path / "text.png"]))
-    assert d.description.startswith('Text: "Quarterly') and d.text_status == "read"
+    assert d.description.startswith('A page of text. Text: "Quarterly') and d.text_status == "read"
     assert_about_the_picture(d.description)
 
 

@@ -42,6 +42,66 @@ def clip_art_cat() -> Image.Image:
     return im
 
 
+def bar_chart() -> Image.Image:
+    """Bars over labelled axes with a title and a legend, as a spreadsheet or matplotlib draws them."""
+    im = Image.new("RGB", (640, 480), "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=14)
+    draw.text((220, 15), "Sales by quarter", fill="black", font=ImageFont.load_default(size=20))
+    draw.line([(70, 60), (70, 420), (610, 420)], fill="black", width=2)
+    for v in range(0, 101, 20):
+        y = 420 - v * 3.4
+        draw.line([(64, y), (70, y)], fill="black")
+        draw.line([(71, y), (610, y)], fill=(225, 225, 225))
+        draw.text((30, y - 7), str(v), fill="black", font=font)
+    r = random.Random(2)
+    for i in range(6):
+        for j, colour in enumerate([(31, 119, 180), (255, 127, 14)]):
+            h = r.randint(20, 100) * 3.4
+            x = 90 + i * 85 + j * 32
+            draw.rectangle((x, 420 - h, x + 30, 419), fill=colour)
+        draw.text((100 + i * 85, 428), f"Q{i + 1}", fill="black", font=font)
+    draw.rectangle((500, 70, 600, 115), outline="black")
+    for j, (name, colour) in enumerate([("north", (31, 119, 180)), ("south", (255, 127, 14))]):
+        draw.rectangle((508, 78 + j * 18, 522, 90 + j * 18), fill=colour)
+        draw.text((530, 76 + j * 18), name, fill="black", font=font)
+    return im
+
+
+def block_diagram() -> Image.Image:
+    """Named boxes joined by arrows: a block diagram drawn by hand, not by graphviz."""
+    im = Image.new("RGB", (720, 420), "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=16)
+    boxes = {"Input": (40, 60), "Parser": (280, 60), "Model": (520, 60), "Cache": (280, 280), "Output": (520, 280)}
+    for name, (x, y) in boxes.items():
+        draw.rectangle((x, y, x + 150, y + 70), fill=(210, 225, 250), outline="black", width=2)
+        draw.text((x + 75, y + 35), name, fill="black", font=font, anchor="mm")
+    for (x0, y0), (x1, y1) in [((190, 95), (280, 95)), ((430, 95), (520, 95)), ((355, 130), (355, 280)),
+                               ((430, 315), (520, 315)), ((595, 130), (595, 280))]:
+        draw.line([(x0, y0), (x1, y1)], fill="black", width=2)
+        if y0 == y1:
+            draw.polygon([(x1, y1), (x1 - 12, y1 - 6), (x1 - 12, y1 + 6)], fill="black")
+        else:
+            draw.polygon([(x1, y1), (x1 - 6, y1 - 12), (x1 + 6, y1 - 12)], fill="black")
+    return im
+
+
+def table() -> Image.Image:
+    """A grid of names and numbers under a shaded header row."""
+    im = Image.new("RGB", (620, 400), "white")
+    draw = ImageDraw.Draw(im)
+    font = ImageFont.load_default(size=15)
+    r = random.Random(4)
+    for row in range(12):
+        for col in range(5):
+            box = (20 + col * 115, 20 + row * 30, 135 + col * 115, 50 + row * 30)
+            draw.rectangle(box, fill=(220, 220, 220) if row == 0 else "white", outline=(120, 120, 120))
+            text = (r.choice(WORDS).title() if row == 0 or col == 0 else f"{r.uniform(0, 999):.1f}")
+            draw.text((box[0] + 6, box[1] + 8), text, fill="black", font=font)
+    return im
+
+
 @pytest.fixture(scope="module")
 def describer():
     from capdesk.describe.describer import DescribeOptions, Describer
@@ -66,12 +126,38 @@ def test_clip_art_is_called_a_drawing(describer):
     assert x.description.startswith("A drawing")
 
 
-def test_photos_stay_photos(describer):
+@pytest.mark.parametrize(("make", "kind", "said"), [(bar_chart, "chart", "A chart."),
+                                                   (block_diagram, "diagram", "A diagram."),
+                                                   (table, "table", "A table.")])
+def test_charts_diagrams_and_tables_are_named_and_never_captioned_as_a_scene(describer, make, kind, said):
+    x = describer.describe_images([make()], [kind])[0]
+    assert x.evidence.kind == kind, (x.evidence.kind, x.evidence.kind_probability)
+    assert x.description == said
+    assert x.said_as is SaidAs.WITHHELD and x.review
+
+
+def test_a_blank_picture_is_of_no_kind_and_said_as_blank(describer):
+    x = describer.describe_images([Image.new("RGB", (300, 200), "white")], ["white"])[0]
+    assert x.evidence.kind == "photo" and x.description == "A blank white image."
+
+
+def test_the_sample_photos_stay_photos(describer):
     from capdesk.imageio import load_image
-    imgs = [load_image(SAMPLES / n) for n in ("astronaut.png", "chelsea.png", "coffee.png")]
-    for x in describer.describe_images(imgs):
-        assert x.evidence.kind == "photo", x.description
-        assert not x.description.startswith(("A drawing", "A screenshot", "A diagram"))
+    names = ("astronaut.png", "chelsea.png", "coffee.png", "rocket.jpg")
+    for name, x in zip(names, describer.describe_images([load_image(SAMPLES / n) for n in names], list(names))):
+        assert x.evidence.kind == "photo", (name, x.evidence.kind, x.description)
+        assert not x.description.startswith(tuple(s[0].upper() + s[1:] for s in picture_kind.SAID.values()))
+
+
+def test_every_kind_is_said_in_words():
+    assert picture_kind.SAID["chart"] == "a chart" and picture_kind.SAID["render3d"] == "a 3D rendering"
+    for kind in ("painting", "icon", "render3d", "diagram", "chart", "map", "screenshot", "text", "music", "table",
+                 "drawing"):
+        assert kind in picture_kind.SAID
+    d = policy.decide(_ev("painting", [Detection("person", 0.97, (10.0, 10.0, 200.0, 290.0))]))
+    said = composer.alt_text(d).text
+    assert said.startswith("A painting") and said.endswith("of a person.")
+    assert composer.alt_text(policy.decide(_ev("music", []))).text == "Sheet music."
 
 
 def _ev(kind: str, detections: list[Detection], text: str | None = None) -> PictureEvidence:
@@ -96,7 +182,8 @@ def test_a_drawing_says_what_it_shows_when_the_detector_is_sure():
 
 
 def test_surely_not_a_photo_withholds_the_scene_caption_without_naming_a_kind():
-    d = policy.decide(_ev(picture_kind.OTHER, [], text="Sales by quarter"))
+    cat = Detection("cat", 0.97, (10.0, 10.0, 300.0, 290.0))  # noise, say: the detector's guesses are not said
+    d = policy.decide(_ev(picture_kind.OTHER, [cat], text="Sales by quarter"))
     w = composer.alt_text(d)
     assert w.text == 'Text: "Sales by quarter"'
     assert d.said_as is SaidAs.WITHHELD and "not a photo" in d.reason
@@ -116,11 +203,14 @@ def test_a_tampered_kind_model_is_refused_by_its_hash(tmp_path, default_bundle):
         picture_kind.from_bundle(open_bundle(b))
 
 
-def test_a_kind_model_for_another_encoder_is_not_used(default_bundle):
+def test_a_kind_model_for_another_encoder_or_of_the_former_format_is_not_used(default_bundle):
     bundle = open_bundle(default_bundle)
     m = json.loads(json.dumps(bundle.manifest))
     m["picture_kind"]["features_sha256"] = "0" * 64
     assert picture_kind.from_bundle(Bundle(bundle.path, m)) is None
+    former = json.loads(json.dumps(bundle.manifest))
+    del former["picture_kind"]["format"]  # a linear model over pooled features and nine statistics
+    assert picture_kind.from_bundle(Bundle(bundle.path, former)) is None
     assert picture_kind.from_bundle(bundle) is not None
 
 

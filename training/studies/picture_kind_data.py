@@ -17,33 +17,116 @@ the same pictures.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
-import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-PACKAGES = ["openclipart-svg", "gcompris-qt-data", "tango-icon-theme", "oxygen-icon-theme", "papirus-icon-theme",
-            "breeze-icon-theme", "asymptote-doc", "gnuplot-doc", "octave-doc", "maxima-doc", "gnome-user-docs",
-            "wesnoth-1.16-data", "wesnoth-1.16-trow", "wesnoth-1.16-sota", "wesnoth-1.16-low",
-            "wesnoth-1.16-httt", "wesnoth-1.16-did", "wesnoth-1.16-dm", "wesnoth-1.16-l", "wesnoth-1.16-tsg",
-            "wesnoth-1.16-ttb"]
+PACKAGES = [
+    "openclipart-svg",
+    "gcompris-qt-data",
+    "tango-icon-theme",
+    "oxygen-icon-theme",
+    "papirus-icon-theme",
+    "breeze-icon-theme",
+    "asymptote-doc",
+    "gnuplot-doc",
+    "octave-doc",
+    "maxima-doc",
+    "gnome-user-docs",
+    "wesnoth-1.16-data",
+    "wesnoth-1.16-trow",
+    "wesnoth-1.16-sota",
+    "wesnoth-1.16-low",
+    "wesnoth-1.16-httt",
+    "wesnoth-1.16-did",
+    "wesnoth-1.16-dm",
+    "wesnoth-1.16-l",
+    "wesnoth-1.16-tsg",
+    "wesnoth-1.16-ttb",
+]
 FONTS = ["DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf", "DejaVuSans-Bold.ttf"]
-WORDS = ("alpha beta gamma delta value total count north south east west river road park station market "
-         "report sales users files data model input output error status summary region city year month "
-         "week price cost energy water food school health index level speed rate time score group name "
-         "open close save edit view help tools window search settings account profile home news").split()
-N = {"chart": 70, "diagram": 80, "table": 100, "text": 70, "music": 150, "map": 110, "screenshot": 110,
-     "icon": 90, "render3d": 200}
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "value",
+    "total",
+    "count",
+    "north",
+    "south",
+    "east",
+    "west",
+    "river",
+    "road",
+    "park",
+    "station",
+    "market",
+    "report",
+    "sales",
+    "users",
+    "files",
+    "data",
+    "model",
+    "input",
+    "output",
+    "error",
+    "status",
+    "summary",
+    "region",
+    "city",
+    "year",
+    "month",
+    "week",
+    "price",
+    "cost",
+    "energy",
+    "water",
+    "food",
+    "school",
+    "health",
+    "index",
+    "level",
+    "speed",
+    "rate",
+    "time",
+    "score",
+    "group",
+    "name",
+    "open",
+    "close",
+    "save",
+    "edit",
+    "view",
+    "help",
+    "tools",
+    "window",
+    "search",
+    "settings",
+    "account",
+    "profile",
+    "home",
+    "news",
+]
+N = {
+    "chart": 70,
+    "diagram": 80,
+    "table": 100,
+    "text": 70,
+    "music": 150,
+    "map": 110,
+    "screenshot": 110,
+    "icon": 90,
+    "render3d": 200,
+}
 if os.environ.get("KIND_N"):  # a quick trial: this many pictures of each source
     N = {k: int(os.environ["KIND_N"]) for k in N}
 
@@ -83,8 +166,18 @@ def todo(out: Path, kind: str, source: str, n: int):
 
 # ---- charts (matplotlib): one source per style sheet -------------------------------------------------
 
-CHART_STYLES = ["default", "ggplot", "seaborn-v0_8-whitegrid", "dark_background", "bmh", "fivethirtyeight",
-                "classic", "grayscale", "Solarize_Light2", "seaborn-v0_8-pastel"]
+CHART_STYLES = [
+    "default",
+    "ggplot",
+    "seaborn-v0_8-whitegrid",
+    "dark_background",
+    "bmh",
+    "fivethirtyeight",
+    "classic",
+    "grayscale",
+    "Solarize_Light2",
+    "seaborn-v0_8-pastel",
+]
 
 
 def _one_chart(ax, r: random.Random, kind: str) -> None:
@@ -105,30 +198,55 @@ def _one_chart(ax, r: random.Random, kind: str) -> None:
     elif kind == "line":
         x = np.arange(r.randint(8, 60))
         for j in range(r.randint(1, 4)):
-            ax.plot(x, np.cumsum(nr.normal(0, 1, len(x))) + nr.uniform(0, 10), marker=r.choice(["", "o", "s", "."]),
-                    color=colours[j * 2 % 8], label=r.choice(WORDS), linewidth=r.uniform(1, 3))
+            ax.plot(
+                x,
+                np.cumsum(nr.normal(0, 1, len(x))) + nr.uniform(0, 10),
+                marker=r.choice(["", "o", "s", "."]),
+                color=colours[j * 2 % 8],
+                label=r.choice(WORDS),
+                linewidth=r.uniform(1, 3),
+            )
     elif kind == "pie":
         v = nr.uniform(1, 10, min(len(cats), 6))
         wedge = {"width": 0.4} if r.random() < 0.3 else None
-        ax.pie(v, labels=cats[:len(v)], autopct="%1.0f%%" if r.random() < 0.6 else None,
-               colors=colours[:len(v)], wedgeprops=wedge, startangle=r.randint(0, 180))
+        ax.pie(
+            v,
+            labels=cats[: len(v)],
+            autopct="%1.0f%%" if r.random() < 0.6 else None,
+            colors=colours[: len(v)],
+            wedgeprops=wedge,
+            startangle=r.randint(0, 180),
+        )
     elif kind == "hist":
         for j in range(r.randint(1, 2)):
-            ax.hist(nr.normal(nr.uniform(-2, 2), nr.uniform(0.5, 2), 500), bins=r.randint(10, 40), alpha=0.7,
-                    color=colours[j * 3 % 8], label=r.choice(WORDS))
+            ax.hist(
+                nr.normal(nr.uniform(-2, 2), nr.uniform(0.5, 2), 500),
+                bins=r.randint(10, 40),
+                alpha=0.7,
+                color=colours[j * 3 % 8],
+                label=r.choice(WORDS),
+            )
     elif kind == "scatter":
         n = r.randint(20, 300)
         x = nr.normal(0, 1, n)
-        ax.scatter(x, x * nr.uniform(-2, 2) + nr.normal(0, 1, n), c=nr.uniform(0, 1, n) if r.random() < 0.5 else
-                   [colours[1]], cmap=cmap, s=r.uniform(5, 60), alpha=0.8)
+        ax.scatter(
+            x,
+            x * nr.uniform(-2, 2) + nr.normal(0, 1, n),
+            c=nr.uniform(0, 1, n) if r.random() < 0.5 else [colours[1]],
+            cmap=cmap,
+            s=r.uniform(5, 60),
+            alpha=0.8,
+        )
     elif kind == "area":
         x = np.arange(r.randint(10, 40))
         ys = [np.abs(nr.normal(3, 1, len(x))).cumsum() / 10 + 1 for _ in range(r.randint(2, 4))]
-        ax.stackplot(x, *ys, colors=colours[:len(ys)], labels=[r.choice(WORDS) for _ in ys])
+        ax.stackplot(x, *ys, colors=colours[: len(ys)], labels=[r.choice(WORDS) for _ in ys])
     else:
         ax.boxplot([nr.normal(nr.uniform(0, 5), nr.uniform(0.5, 2), 100) for _ in range(r.randint(3, 7))])
     if kind != "pie":
-        ax.set_xlabel(r.choice(WORDS).title() + (f" ({r.choice(['%', 'kg', 'km', 'USD', 's'])})" if r.random() < .4 else ""))
+        ax.set_xlabel(
+            r.choice(WORDS).title() + (f" ({r.choice(['%', 'kg', 'km', 'USD', 's'])})" if r.random() < 0.4 else "")
+        )
         ax.set_ylabel(r.choice(WORDS).title())
         if r.random() < 0.4:
             ax.grid(True, alpha=0.5)
@@ -140,8 +258,10 @@ def _one_chart(ax, r: random.Random, kind: str) -> None:
 
 def render_charts(out: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     for style in CHART_STYLES:
         src = "mpl-" + style.replace("seaborn-v0_8-", "seaborn-")
         for i, p in todo(out, "chart", src, N["chart"]):
@@ -159,18 +279,21 @@ def render_charts(out: Path) -> None:
 
 # ---- diagrams (graphviz, and boxes and arrows drawn with PIL) ----------------------------------------
 
+
 def _gv_flow(r: random.Random) -> str:
     n = r.randint(4, 12)
     shapes = ["box", "ellipse", "diamond", "parallelogram", "box", "oval", "hexagon", "cylinder", "note"]
     fill = r.choice(["", "lightblue", "lightyellow", "#e0f0e0", "white", "#ffd8b0", "lavender"])
-    lines = [f'digraph G {{ rankdir={r.choice(["TB", "TB", "LR"])}; bgcolor="{r.choice(["white", "white", "#f8f8f8"])}";',
-             f'node [fontname="{r.choice(["Helvetica", "Times", "Courier"])}" style="{"filled" if fill else ""}'
-             f'{",rounded" if r.random() < .3 else ""}" fillcolor="{fill or "white"}"];']
+    lines = [
+        f'digraph G {{ rankdir={r.choice(["TB", "TB", "LR"])}; bgcolor="{r.choice(["white", "white", "#f8f8f8"])}";',
+        f'node [fontname="{r.choice(["Helvetica", "Times", "Courier"])}" style="{"filled" if fill else ""}'
+        f'{",rounded" if r.random() < 0.3 else ""}" fillcolor="{fill or "white"}"];',
+    ]
     for j in range(n):
         lines.append(f'n{j} [shape={r.choice(shapes)} label="{words(r, r.randint(1, 3))}"];')
     for j in range(1, n):
         a = r.randrange(j)
-        lab = f' [label="{r.choice(["yes", "no", "ok", "error", ""])}"]' if r.random() < .3 else ""
+        lab = f' [label="{r.choice(["yes", "no", "ok", "error", ""])}"]' if r.random() < 0.3 else ""
         lines.append(f"n{a} -> n{j}{lab};")
     for _ in range(r.randint(0, 2)):
         lines.append(f"n{r.randrange(n)} -> n{r.randrange(n)};")
@@ -182,9 +305,11 @@ def _gv_graph(r: random.Random) -> str:
     directed = r.random() < 0.5
     e = "->" if directed else "--"
     col = r.choice(["black", "navy", "darkgreen", "gray30"])
-    lines = [f'{"digraph" if directed else "graph"} G {{ node [shape={r.choice(["circle", "ellipse", "box", "point", "doublecircle"])} '
-             f'color={col} fontname="Helvetica" style=filled fillcolor="{r.choice(["white", "lightgrey", "#cce5ff", "#ffe0e0"])}"];']
-    labels = [r.choice(WORDS) if r.random() < .6 else str(j) for j in range(n)]
+    lines = [
+        f"{'digraph' if directed else 'graph'} G {{ node [shape={r.choice(['circle', 'ellipse', 'box', 'point', 'doublecircle'])} "  # noqa: E501 - one line of the generated source
+        f'color={col} fontname="Helvetica" style=filled fillcolor="{r.choice(["white", "lightgrey", "#cce5ff", "#ffe0e0"])}"];'  # noqa: E501 - one line of the generated source
+    ]
+    labels = [r.choice(WORDS) if r.random() < 0.6 else str(j) for j in range(n)]
     for j in range(n):
         lines.append(f'n{j} [label="{labels[j]}"];')
     for j in range(1, n):
@@ -195,12 +320,15 @@ def _gv_graph(r: random.Random) -> str:
 
 
 def _gv_uml(r: random.Random) -> str:
-    lines = ['digraph G { node [shape=record fontname="Helvetica" fontsize=10 style=filled '
-             f'fillcolor="{r.choice(["#ffffe0", "white", "#e8f0ff"])}"]; edge [arrowhead={r.choice(["empty", "vee", "diamond", "normal"])}];']
+    lines = [
+        'digraph G { node [shape=record fontname="Helvetica" fontsize=10 style=filled '
+        f'fillcolor="{r.choice(["#ffffe0", "white", "#e8f0ff"])}"]; edge [arrowhead={r.choice(["empty", "vee", "diamond", "normal"])}];'  # noqa: E501 - one line of the generated source
+    ]
     n = r.randint(3, 8)
     for j in range(n):
-        attrs = "\\l".join(f"+ {r.choice(WORDS)}: {r.choice(['int', 'str', 'float', 'List', 'bool'])}"
-                           for _ in range(r.randint(1, 4)))
+        attrs = "\\l".join(
+            f"+ {r.choice(WORDS)}: {r.choice(['int', 'str', 'float', 'List', 'bool'])}" for _ in range(r.randint(1, 4))
+        )
         meths = "\\l".join(f"{r.choice(WORDS)}()" for _ in range(r.randint(1, 3)))
         lines.append(f'c{j} [label="{{{r.choice(WORDS).title()}{r.choice(WORDS).title()}|{attrs}\\l|{meths}\\l}}"];')
     for j in range(1, n):
@@ -209,13 +337,18 @@ def _gv_uml(r: random.Random) -> str:
 
 
 def render_diagrams(out: Path) -> None:
-    specs = {"gv-flow": (_gv_flow, ["dot"]), "gv-graph": (_gv_graph, ["neato", "circo", "fdp", "twopi"]),
-             "gv-uml": (_gv_uml, ["dot"])}
+    specs = {
+        "gv-flow": (_gv_flow, ["dot"]),
+        "gv-graph": (_gv_graph, ["neato", "circo", "fdp", "twopi"]),
+        "gv-uml": (_gv_uml, ["dot"]),
+    }
     for src, (make, engines) in specs.items():
         for i, p in todo(out, "diagram", src, N["diagram"]):
             r = rng_for(src, i)
-            run([r.choice(engines), "-Tpng", f"-Gdpi={r.choice([50, 60, 72, 90])}", "-o", str(p)],
-                input=make(r).encode())
+            run(
+                [r.choice(engines), "-Tpng", f"-Gdpi={r.choice([50, 60, 72, 90])}", "-o", str(p)],
+                input=make(r).encode(),
+            )
     for i, p in todo(out, "diagram", "pil-blocks", N["diagram"]):
         block_diagram(rng_for("pil-blocks", i)).save(p)
 
@@ -227,8 +360,10 @@ def block_diagram(r: random.Random) -> Image.Image:
     d = ImageDraw.Draw(im)
     cols, rows = r.randint(2, 4), r.randint(1, 3)
     f = font(r.randint(12, 18), r)
-    fills = [r.choice([(200, 220, 255), (255, 230, 180), (210, 240, 210), (255, 255, 255), (230, 230, 230)])
-             for _ in range(3)]
+    fills = [
+        r.choice([(200, 220, 255), (255, 230, 180), (210, 240, 210), (255, 255, 255), (230, 230, 230)])
+        for _ in range(3)
+    ]
     boxes = []
     for cx in range(cols):
         for cy in range(rows):
@@ -266,6 +401,7 @@ def block_diagram(r: random.Random) -> Image.Image:
 
 # ---- tables ---------------------------------------------------------------------------------------------
 
+
 def table_image(r: random.Random) -> Image.Image:
     """A grid of cells with a header row, numbers and names, drawn with PIL."""
     rows, cols = r.randint(4, 16), r.randint(3, 7)
@@ -286,10 +422,18 @@ def table_image(r: random.Random) -> Image.Image:
                 d.rectangle(box, fill=(242, 245, 250))
             if grid == "all":
                 d.rectangle(box, outline=(120, 120, 120))
-            txt = r.choice(WORDS).title() if y == 0 or x == 0 else (
-                f"{r.uniform(0, 1000):.{r.randint(0, 2)}f}" if r.random() < 0.7 else r.choice(WORDS))
-            d.text((box[0] + 5, box[1] + ch // 2), txt, anchor="lm", font=f,
-                   fill="white" if y == 0 and sum(head) < 400 else "black")
+            txt = (
+                r.choice(WORDS).title()
+                if y == 0 or x == 0
+                else (f"{r.uniform(0, 1000):.{r.randint(0, 2)}f}" if r.random() < 0.7 else r.choice(WORDS))
+            )
+            d.text(
+                (box[0] + 5, box[1] + ch // 2),
+                txt,
+                anchor="lm",
+                font=f,
+                fill="white" if y == 0 and sum(head) < 400 else "black",
+            )
         if grid == "rows":
             d.line([(m, m + (y + 1) * ch), (m + cols * cw, m + (y + 1) * ch)], fill=(150, 150, 150))
     return im
@@ -300,27 +444,46 @@ def html_table(r: random.Random) -> str:
     css = r.choice(["border-collapse:collapse", "border-collapse:separate"])
     th = r.choice(["#ddd", "#4a6fa5;color:white", "#f4f4f4", "#2e7d32;color:white"])
     head = "".join(f"<th>{r.choice(WORDS).title()}</th>" for _ in range(cols))
-    body = "".join("<tr>" + "".join(f"<td>{r.uniform(0, 999):.1f}</td>" if c else f"<td>{r.choice(WORDS)}</td>"
-                                    for c in range(cols)) + "</tr>" for _ in range(r.randint(4, 18)))
-    return (f"<html><body style='font-family:{r.choice(['sans-serif', 'serif', 'monospace'])};margin:20px'>"
-            f"<style>table{{{css}}} td,th{{border:1px solid #999;padding:{r.randint(2, 9)}px}} th{{background:{th}}}"
-            f"tr:nth-child(even){{background:{r.choice(['#fff', '#f2f6fb', '#f9f9f9'])}}}</style>"
-            f"<table><tr>{head}</tr>{body}</table></body></html>")
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{r.uniform(0, 999):.1f}</td>" if c else f"<td>{r.choice(WORDS)}</td>" for c in range(cols))
+        + "</tr>"
+        for _ in range(r.randint(4, 18))
+    )
+    return (
+        f"<html><body style='font-family:{r.choice(['sans-serif', 'serif', 'monospace'])};margin:20px'>"
+        f"<style>table{{{css}}} td,th{{border:1px solid #999;padding:{r.randint(2, 9)}px}} th{{background:{th}}}"
+        f"tr:nth-child(even){{background:{r.choice(['#fff', '#f2f6fb', '#f9f9f9'])}}}</style>"
+        f"<table><tr>{head}</tr>{body}</table></body></html>"
+    )
 
 
 def firefox_shot(html: str, p: Path, size: tuple[int, int]) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "page.html"
         page.write_text(html, encoding="utf-8")
-        ok = run(["firefox-esr", "--headless", "--profile", tmp, "--screenshot", str(p),
-                  f"--window-size={size[0]},{size[1]}", page.as_uri()], timeout=60)
+        ok = run(
+            [
+                "firefox-esr",
+                "--headless",
+                "--profile",
+                tmp,
+                "--screenshot",
+                str(p),
+                f"--window-size={size[0]},{size[1]}",
+                page.as_uri(),
+            ],
+            timeout=60,
+        )
     return ok and p.exists()
 
 
 def render_tables(out: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     for i, p in todo(out, "table", "pil-grid", N["table"]):
         table_image(rng_for("pil-grid", i)).save(p)
     for i, p in todo(out, "table", "mpl-table", N["table"]):
@@ -329,8 +492,12 @@ def render_tables(out: Path) -> None:
         fig, ax = plt.subplots(figsize=(r.uniform(4, 8), r.uniform(2, 6)))
         ax.axis("off")
         cells = [[f"{r.uniform(0, 100):.1f}" for _ in range(cols)] for _ in range(rows)]
-        t = ax.table(cellText=cells, colLabels=[r.choice(WORDS).title() for _ in range(cols)],
-                     rowLabels=[r.choice(WORDS) for _ in range(rows)] if r.random() < 0.5 else None, loc="center")
+        t = ax.table(
+            cellText=cells,
+            colLabels=[r.choice(WORDS).title() for _ in range(cols)],
+            rowLabels=[r.choice(WORDS) for _ in range(rows)] if r.random() < 0.5 else None,
+            loc="center",
+        )
         t.scale(1, r.uniform(1, 1.8))
         fig.savefig(p, dpi=r.choice([60, 80, 100]))
         plt.close(fig)
@@ -341,13 +508,67 @@ def render_tables(out: Path) -> None:
 
 # ---- pages of text (real PDFs of Debian documentation packages) ------------------------------------
 
-PDFS = {"pdf-gnuplot": "gnuplot-doc/usr/share/doc/gnuplot/gnuplot.pdf",
-        "pdf-asymptote": "asymptote-doc/usr/share/doc/asymptote/asymptote.pdf",
-        "pdf-octave": "octave-doc/usr/share/doc/octave/octave.pdf",
-        "pdf-liboctave": "octave-doc/usr/share/doc/octave/liboctave.pdf"}
+PDFS = {
+    "pdf-gnuplot": "gnuplot-doc/usr/share/doc/gnuplot/gnuplot.pdf",
+    "pdf-asymptote": "asymptote-doc/usr/share/doc/asymptote/asymptote.pdf",
+    "pdf-octave": "octave-doc/usr/share/doc/octave/octave.pdf",
+    "pdf-liboctave": "octave-doc/usr/share/doc/octave/liboctave.pdf",
+}
+
+
+def text_page(r: random.Random) -> Image.Image:
+    """Paragraphs of words on a page or a note, in one of several fonts, sizes and spacings, some under a
+    heading: text as a word processor or a plain text file shows it."""
+    w = r.randint(500, 1000)
+    h = r.choice([int(w * 1.3), int(w * 0.6), r.randint(300, 1200)])
+    im = Image.new("RGB", (w, h), r.choice(["white", "white", (250, 248, 240), (245, 245, 245)]))
+    d = ImageDraw.Draw(im)
+    size = r.randint(11, 24)
+    f = font(size, r)
+    m = r.randint(15, 80)
+    y = m
+    if r.random() < 0.5:
+        d.text((m, y), words(r, r.randint(2, 6)).title(), fill="black", font=font(int(size * 1.6), r))
+        y += int(size * 2.5)
+    gap = r.uniform(1.2, 2.0)
+    per_line = max(3, int((w - 2 * m) / (size * 0.55 * 6)))
+    same = words(r, per_line) if r.random() < 0.25 else ""  # a line said again and again, as in a drill
+    while y < h - m - size:
+        for _ in range(r.randint(2, 8)):
+            if y >= h - m - size:
+                break
+            line = same or words(r, r.randint(per_line // 2, per_line))
+            d.text((m, y), line, fill=r.choice(["black", (40, 40, 40)]), font=f)
+            y += int(size * gap)
+        y += int(size * r.uniform(0.5, 1.5))
+    return im
+
+
+def scanned(page: Image.Image, r: random.Random) -> Image.Image:
+    """A page as a scanner or a camera gives it back: tinted paper, a slight turn, uneven light, grain."""
+    nr = np.random.default_rng(r.randrange(1 << 30))
+    base = r.randint(190, 250)
+    tint = np.array([base, base - r.randint(0, 8), base - r.randint(0, 25)], dtype=np.float32) / 255  # grey to cream
+    im = page.convert("RGB").rotate(r.uniform(-2.5, 2.5), expand=True, fillcolor=(255, 255, 255))
+    a = np.asarray(im, dtype=np.float32) / 255 * tint
+    h, w = a.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    light = 1 - r.uniform(0, 0.25) * ((xx / w - r.random()) ** 2 + (yy / h - r.random()) ** 2)
+    a = a * light[..., None] + nr.normal(0, r.uniform(0.005, 0.04), a.shape)
+    out = Image.fromarray((np.clip(a, 0, 1) * 255).astype(np.uint8))
+    if r.random() < 0.5:
+        out = out.filter(ImageFilter.GaussianBlur(r.uniform(0.3, 1.0)))
+    return out
 
 
 def render_pages(out: Path) -> None:
+    for i, p in todo(out, "text", "pil-text", N["text"] * 2):
+        text_page(rng_for("pil-text", i)).save(p)
+    # scanned pages: pages of the liboctave manual and of text drawn here, as a scanner gives them back
+    pages = sorted((out / "text" / "pdf-liboctave").glob("*.png")) + sorted((out / "text" / "pil-text").glob("*.png"))
+    for i, p in todo(out, "text", "scanned", N["text"] * 2):
+        r = rng_for("scanned", i)
+        scanned(Image.open(r.choice(pages)), r).save(p)
     for src, rel in PDFS.items():
         pdf = out / "pkgs" / rel
         if not pdf.exists():
@@ -358,11 +579,25 @@ def render_pages(out: Path) -> None:
             r = rng_for(src, i)
             page = r.randint(min(10, pages), pages - 1)
             stem = p.with_suffix("")
-            run(["pdftoppm", "-png", "-singlefile", "-r", str(r.choice([40, 50, 60, 75])), "-f", str(page),
-                 "-l", str(page), str(pdf), str(stem)])
+            run(
+                [
+                    "pdftoppm",
+                    "-png",
+                    "-singlefile",
+                    "-r",
+                    str(r.choice([40, 50, 60, 75])),
+                    "-f",
+                    str(page),
+                    "-l",
+                    str(page),
+                    str(pdf),
+                    str(stem),
+                ]
+            )
 
 
 # ---- sheet music (lilypond and abcm2ps on random melodies) ---------------------------------------------
+
 
 def _melody_ly(r: random.Random) -> str:
     notes = "cdefgab"
@@ -383,33 +618,40 @@ def _melody_ly(r: random.Random) -> str:
     if r.random() < 0.3:
         lyr = f"\\addlyrics {{ {words(r, len(bars) * 3)} }}"
     title = f'\\header {{ title = "{words(r, 3).title()}" composer = "{r.choice(WORDS).title()}" tagline = ##f }}'
-    return (f'\\version "2.24.0"\n\\paper {{ paper-width = {r.randint(120, 210)}\\mm paper-height = '
-            f'{r.randint(80, 297)}\\mm }}\n{title if r.random() < .6 else chr(92) + "header { tagline = ##f }"}\n'
-            f'\\score {{ {music} {lyr} \\layout {{ }} }}\n')
+    return (
+        f'\\version "2.24.0"\n\\paper {{ paper-width = {r.randint(120, 210)}\\mm paper-height = '
+        f"{r.randint(80, 297)}\\mm }}\n{title if r.random() < 0.6 else chr(92) + 'header { tagline = ##f }'}\n"
+        f"\\score {{ {music} {lyr} \\layout {{ }} }}\n"
+    )
 
 
 def _melody_abc(r: random.Random) -> str:
     notes = "CDEFGABcdefgab"
     body = []
     for _ in range(r.randint(4, 8)):
-        body.append(" | ".join("".join(r.choice(notes) + r.choice(["", "2", "", "/2"]) for _ in range(4))
-                               for _ in range(4)) + " |")
-    return (f"X:1\nT:{words(r, 3).title()}\nC:{r.choice(WORDS).title()}\nM:{r.choice(['4/4', '3/4', '6/8', '2/4'])}\n"
-            f"L:1/8\nK:{r.choice(['C', 'G', 'D', 'F', 'Am', 'Em', 'Bb'])}\n" + "\n".join(body) + "\n")
+        body.append(
+            " | ".join("".join(r.choice(notes) + r.choice(["", "2", "", "/2"]) for _ in range(4)) for _ in range(4))
+            + " |"
+        )
+    return (
+        f"X:1\nT:{words(r, 3).title()}\nC:{r.choice(WORDS).title()}\nM:{r.choice(['4/4', '3/4', '6/8', '2/4'])}\n"
+        f"L:1/8\nK:{r.choice(['C', 'G', 'D', 'F', 'Am', 'Em', 'Bb'])}\n" + "\n".join(body) + "\n"
+    )
 
 
 def render_music(out: Path) -> None:
     # lilypond takes seconds to start: many scores to one run, each to its own PNG
     missing = list(todo(out, "music", "lilypond", N["music"]))
     for start in range(0, len(missing), 25):
-        batch = missing[start:start + 25]
+        batch = missing[start : start + 25]
         with tempfile.TemporaryDirectory() as tmp:
             names = []
-            for i, p in batch:
+            for i, _ in batch:
                 r = rng_for("lilypond", i)
                 res = r.choice([60, 75, 90, 110])
-                (Path(tmp) / f"m{i:04d}.ly").write_text(_melody_ly(r).replace(
-                    "\\paper {", f"#(ly:set-option 'resolution {res})\n\\paper {{", 1))
+                (Path(tmp) / f"m{i:04d}.ly").write_text(
+                    _melody_ly(r).replace("\\paper {", f"#(ly:set-option 'resolution {res})\n\\paper {{", 1)
+                )
                 names.append(f"m{i:04d}.ly")
             run(["lilypond", "--png", *names], timeout=900, cwd=tmp)
             for i, p in batch:
@@ -423,8 +665,18 @@ def render_music(out: Path) -> None:
             run(["abcm2ps", "-g", "-O", "t.svg", "t.abc"], cwd=tmp)
             svgs = sorted(Path(tmp).glob("t*.svg"))
             if svgs:
-                run(["rsvg-convert", "-b", "white", "-z", str(r.choice([0.8, 1.0, 1.3, 1.6])), "-o", str(p),
-                     str(svgs[0])])
+                run(
+                    [
+                        "rsvg-convert",
+                        "-b",
+                        "white",
+                        "-z",
+                        str(r.choice([0.8, 1.0, 1.3, 1.6])),
+                        "-o",
+                        str(p),
+                        str(svgs[0]),
+                    ]
+                )
 
 
 def _flatten(path: Path, bg: tuple[int, int, int] = (255, 255, 255)) -> Image.Image:
@@ -440,19 +692,40 @@ def _flatten(path: Path, bg: tuple[int, int, int] = (255, 255, 255)) -> Image.Im
 
 # ---- maps --------------------------------------------------------------------------------------------
 
+
 def render_maps(out: Path) -> None:
     for i, p in todo(out, "map", "gmt-coast", N["map"]):
         gmt_map(rng_for("gmt-coast", i), p)
     for i, p in todo(out, "map", "streets", N["map"]):
         street_map(rng_for("streets", i)).save(p)
     import matplotlib
+
     matplotlib.use("Agg")
     for i, p in todo(out, "map", "topo", N["map"]):
         topo_map(rng_for("topo", i), p)
 
 
-LAND = [(10, 45), (20, 50), (-5, 40), (25, 60), (30, 0), (20, -25), (0, 10), (80, 20), (105, 30), (135, 35),
-        (-100, 40), (-80, 35), (-60, -15), (-70, -35), (135, -25), (170, -42), (45, 25), (60, 45), (120, 0)]
+LAND = [
+    (10, 45),
+    (20, 50),
+    (-5, 40),
+    (25, 60),
+    (30, 0),
+    (20, -25),
+    (0, 10),
+    (80, 20),
+    (105, 30),
+    (135, 35),
+    (-100, 40),
+    (-80, 35),
+    (-60, -15),
+    (-70, -35),
+    (135, -25),
+    (170, -42),
+    (45, 25),
+    (60, 45),
+    (120, 0),
+]
 
 
 def gmt_map(r: random.Random, p: Path) -> None:
@@ -473,7 +746,9 @@ def gmt_map(r: random.Random, p: Path) -> None:
         args.append("-N1/0.5p,gray30" + (",-" if r.random() < 0.5 else ""))
     if r.random() < 0.4:
         args.append("-I1/0.5p,blue")
-    frame = r.choice(["-Baf", "-Bafg", "-B0", "-BWSne+t\"" + words(r, 2).title() + "\"", "-Bafg+t\"" + r.choice(WORDS).title() + "\""])
+    frame = r.choice(
+        ["-Baf", "-Bafg", "-B0", '-BWSne+t"' + words(r, 2).title() + '"', '-Bafg+t"' + r.choice(WORDS).title() + '"']
+    )
     with tempfile.TemporaryDirectory() as tmp:
         script = f"gmt begin m png E{r.choice([40, 55, 70])}\ngmt coast {' '.join(args)} {frame}\ngmt end\n"
         (Path(tmp) / "m.sh").write_text(script)
@@ -486,10 +761,37 @@ def gmt_map(r: random.Random, p: Path) -> None:
 def street_map(r: random.Random) -> Image.Image:
     """A street map as web maps draw them: blocks, parks, water, roads of three widths, names along them."""
     w, h = r.randint(500, 900), r.randint(400, 700)
-    style = r.choice([
-        dict(bg=(242, 239, 233), road=(255, 255, 255), major=(252, 214, 164), edge=(200, 195, 185), park=(200, 230, 180), water=(170, 211, 223), block=(222, 214, 208)),
-        dict(bg=(236, 236, 236), road=(255, 255, 255), major=(255, 242, 175), edge=(190, 190, 190), park=(206, 234, 214), water=(170, 218, 255), block=(230, 230, 230)),
-        dict(bg=(36, 40, 48), road=(80, 86, 96), major=(140, 120, 80), edge=(20, 20, 20), park=(40, 70, 50), water=(20, 40, 70), block=(50, 54, 62))])
+    style = r.choice(
+        [
+            dict(
+                bg=(242, 239, 233),
+                road=(255, 255, 255),
+                major=(252, 214, 164),
+                edge=(200, 195, 185),
+                park=(200, 230, 180),
+                water=(170, 211, 223),
+                block=(222, 214, 208),
+            ),
+            dict(
+                bg=(236, 236, 236),
+                road=(255, 255, 255),
+                major=(255, 242, 175),
+                edge=(190, 190, 190),
+                park=(206, 234, 214),
+                water=(170, 218, 255),
+                block=(230, 230, 230),
+            ),
+            dict(
+                bg=(36, 40, 48),
+                road=(80, 86, 96),
+                major=(140, 120, 80),
+                edge=(20, 20, 20),
+                park=(40, 70, 50),
+                water=(20, 40, 70),
+                block=(50, 54, 62),
+            ),
+        ]
+    )
     im = Image.new("RGB", (w, h), style["bg"])
     d = ImageDraw.Draw(im)
     nr = np.random.default_rng(r.randrange(1 << 30))
@@ -519,8 +821,12 @@ def street_map(r: random.Random) -> Image.Image:
         d.line([a, b], fill=style["major"] if major else style["road"], width=width)
     for _ in range(r.randint(4, 12)):
         x, y = r.randint(20, w - 100), r.randint(20, h - 20)
-        d.text((x, y), f"{r.choice(WORDS).title()} {r.choice(['St', 'Ave', 'Road', 'Street', 'Lane', 'Park'])}",
-               fill=(90, 90, 90) if style["bg"][0] > 100 else (200, 200, 200), font=f)
+        d.text(
+            (x, y),
+            f"{r.choice(WORDS).title()} {r.choice(['St', 'Ave', 'Road', 'Street', 'Lane', 'Park'])}",
+            fill=(90, 90, 90) if style["bg"][0] > 100 else (200, 200, 200),
+            font=f,
+        )
     for _ in range(r.randint(0, 5)):  # markers
         x, y = r.randint(10, w - 10), r.randint(10, h - 10)
         d.ellipse((x - 6, y - 6, x + 6, y + 6), fill=r.choice([(220, 60, 50), (60, 120, 220)]), outline="white")
@@ -530,9 +836,10 @@ def street_map(r: random.Random) -> Image.Image:
 def topo_map(r: random.Random, p: Path) -> None:
     """A contour map of random terrain, with a colour scale or lines only, spot heights and a grid."""
     import matplotlib.pyplot as plt
+
     nr = np.random.default_rng(r.randrange(1 << 30))
     n = 200
-    yy, xx = np.mgrid[0:1:n * 1j, 0:1:n * 1j]
+    yy, xx = np.mgrid[0 : 1 : n * 1j, 0 : 1 : n * 1j]
     z = np.zeros_like(xx)
     for _ in range(r.randint(3, 12)):
         cx, cy, s, a = nr.uniform(0, 1), nr.uniform(0, 1), nr.uniform(0.05, 0.3), nr.uniform(-1, 1)
@@ -541,8 +848,14 @@ def topo_map(r: random.Random, p: Path) -> None:
     fig, ax = plt.subplots(figsize=(r.uniform(4, 8), r.uniform(4, 7)))
     if r.random() < 0.6:
         ax.contourf(xx, yy, z, levels=r.randint(8, 20), cmap=r.choice(["terrain", "gist_earth", "YlOrBr", "Greens"]))
-    cs = ax.contour(xx, yy, z, levels=r.randint(8, 25), colors=r.choice(["k", "saddlebrown", "dimgray"]),
-                    linewidths=r.uniform(0.4, 1.0))
+    cs = ax.contour(
+        xx,
+        yy,
+        z,
+        levels=r.randint(8, 25),
+        colors=r.choice(["k", "saddlebrown", "dimgray"]),
+        linewidths=r.uniform(0.4, 1.0),
+    )
     if r.random() < 0.6:
         ax.clabel(cs, fontsize=7, fmt="%d")
     if r.random() < 0.5:
@@ -559,6 +872,7 @@ def topo_map(r: random.Random, p: Path) -> None:
 
 # ---- screenshots -------------------------------------------------------------------------------------
 
+
 def render_screenshots(out: Path) -> None:
     qt_screenshots(out)
     for i, p in todo(out, "screenshot", "firefox-page", N["screenshot"] // 2):
@@ -573,25 +887,45 @@ def web_page(r: random.Random) -> str:
     nav = "".join(f"<a style='color:{fg};margin:0 12px'>{r.choice(WORDS).title()}</a>" for _ in range(r.randint(3, 7)))
     cards = "".join(
         f"<div style='display:inline-block;width:{r.randint(180, 260)}px;margin:8px;padding:10px;border:1px solid #ddd;"
-        f"border-radius:6px;vertical-align:top'><div style='height:{r.randint(60, 120)}px;background:hsl({r.randint(0, 360)},40%,75%)'>"
-        f"</div><h4>{words(r, 3).title()}</h4><p>{words(r, r.randint(8, 20))}</p><button>{r.choice(WORDS).title()}</button></div>"
-        for _ in range(r.randint(0, 6)))
+        f"border-radius:6px;vertical-align:top'><div style='height:{r.randint(60, 120)}px;background:hsl({r.randint(0, 360)},40%,75%)'>"  # noqa: E501 - one line of the generated source
+        f"</div><h4>{words(r, 3).title()}</h4><p>{words(r, r.randint(8, 20))}</p><button>{r.choice(WORDS).title()}</button></div>"  # noqa: E501 - one line of the generated source
+        for _ in range(r.randint(0, 6))
+    )
     paras = "".join(f"<p>{words(r, r.randint(20, 60))}.</p>" for _ in range(r.randint(1, 4)))
-    form = ("<form>" + "".join(f"<label>{r.choice(WORDS).title()}</label> <input value='{r.choice(WORDS)}'><br><br>"
-                                for _ in range(r.randint(1, 4))) + "<button>Submit</button></form>") if r.random() < .4 else ""
-    side = (f"<div style='float:left;width:200px;background:#f3f3f3;height:100%;padding:10px'>"
+    form = (
+        (
+            "<form>"
+            + "".join(
+                f"<label>{r.choice(WORDS).title()}</label> <input value='{r.choice(WORDS)}'><br><br>"
+                for _ in range(r.randint(1, 4))
+            )
+            + "<button>Submit</button></form>"
+        )
+        if r.random() < 0.4
+        else ""
+    )
+    side = (
+        (
+            "<div style='float:left;width:200px;background:#f3f3f3;height:100%;padding:10px'>"
             + "".join(f"<div style='padding:6px'>{r.choice(WORDS).title()}</div>" for _ in range(r.randint(4, 12)))
-            + "</div>") if r.random() < 0.4 else ""
-    return (f"<html><body style='margin:0;font-family:{r.choice(['sans-serif', 'serif', 'Nimbus Sans', 'DejaVu Sans'])}'>"
-            f"<div style='background:{bar};color:{fg};padding:14px;font-size:18px'><b>{r.choice(WORDS).title()}</b>"
-            f"{nav} <input placeholder='Search' style='float:right'></div>{side}<div style='padding:20px;"
-            f"margin-left:{220 if side else 0}px'><h1>{words(r, 4).title()}</h1>{paras}{form}{cards}</div></body></html>")
+            + "</div>"
+        )
+        if r.random() < 0.4
+        else ""
+    )
+    return (
+        f"<html><body style='margin:0;font-family:{r.choice(['sans-serif', 'serif', 'Nimbus Sans', 'DejaVu Sans'])}'>"
+        f"<div style='background:{bar};color:{fg};padding:14px;font-size:18px'><b>{r.choice(WORDS).title()}</b>"
+        f"{nav} <input placeholder='Search' style='float:right'></div>{side}<div style='padding:20px;"
+        f"margin-left:{220 if side else 0}px'><h1>{words(r, 4).title()}</h1>{paras}{form}{cards}</div></body></html>"
+    )
 
 
 def qt_screenshots(out: Path) -> None:
     """Real Qt widgets and dialogs laid out at random, grabbed off screen."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtWidgets
+
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     styles = QtWidgets.QStyleFactory.keys()
     for i, p in todo(out, "screenshot", "qt-widgets", N["screenshot"]):
@@ -648,13 +982,20 @@ def _qt_widget(Qw, r: random.Random):
         w = Qw.QGroupBox(r.choice(WORDS).title())
         form = Qw.QFormLayout(w)
         for _ in range(r.randint(2, 7)):
-            field = r.choice([Qw.QLineEdit(r.choice(WORDS)), Qw.QSpinBox(), Qw.QCheckBox(r.choice(WORDS)),
-                              Qw.QComboBox(), Qw.QSlider()])
+            field = r.choice(
+                [
+                    Qw.QLineEdit(r.choice(WORDS)),
+                    Qw.QSpinBox(),
+                    Qw.QCheckBox(r.choice(WORDS)),
+                    Qw.QComboBox(),
+                    Qw.QSlider(),
+                ]
+            )
             if isinstance(field, Qw.QComboBox):
                 field.addItems(WORDS[:5])
             form.addRow(r.choice(WORDS).title() + ":", field)
         row = Qw.QHBoxLayout()
-        for t in ("OK", "Cancel", "Apply")[:r.randint(1, 3)]:
+        for t in ("OK", "Cancel", "Apply")[: r.randint(1, 3)]:
             row.addWidget(Qw.QPushButton(t))
         form.addRow(row)
     elif k == 5:
@@ -666,16 +1007,33 @@ def _qt_widget(Qw, r: random.Random):
         w = Qw.QWidget()
         v = Qw.QVBoxLayout(w)
         for _ in range(r.randint(3, 8)):
-            v.addWidget(r.choice([Qw.QLabel(words(r, 5)), Qw.QPushButton(r.choice(WORDS).title()),
-                                  Qw.QRadioButton(r.choice(WORDS)), Qw.QProgressBar()]))
+            v.addWidget(
+                r.choice(
+                    [
+                        Qw.QLabel(words(r, 5)),
+                        Qw.QPushButton(r.choice(WORDS).title()),
+                        Qw.QRadioButton(r.choice(WORDS)),
+                        Qw.QProgressBar(),
+                    ]
+                )
+            )
     return w
 
 
 def xterm_screenshots(out: Path) -> None:
     """xterm windows with the output of ordinary commands, under Xvfb, grabbed with xwd."""
-    cmds = ["ls -la /usr/bin | head -60", "ps aux | head -40", "df -h; free -m; uname -a", "cat /etc/services | head -50",
-            "dpkg -l | head -50", "ls -R /etc/apt | head -50", "env | sort | head -40", "python3 -c 'import this'",
-            "cal -3; date", "head -60 /usr/share/common-licenses/GPL-3"]
+    cmds = [
+        "ls -la /usr/bin | head -60",
+        "ps aux | head -40",
+        "df -h; free -m; uname -a",
+        "cat /etc/services | head -50",
+        "dpkg -l | head -50",
+        "ls -R /etc/apt | head -50",
+        "env | sort | head -40",
+        "python3 -c 'import this'",
+        "cal -3; date",
+        "head -60 /usr/share/common-licenses/GPL-3",
+    ]
     d = out / "screenshot" / "xterm"
     d.mkdir(parents=True, exist_ok=True)
     missing = [(i, d / f"{i:04d}.png") for i in range(N["screenshot"] // 2) if not (d / f"{i:04d}.png").exists()]
@@ -686,27 +1044,49 @@ def xterm_screenshots(out: Path) -> None:
         lines = ["set -u"]
         for i, p in missing:
             r = rng_for("xterm", i)
-            bg, fg = r.choice([("black", "white"), ("white", "black"), ("#300a24", "white"), ("#1e1e1e", "#d4d4d4"),
-                               ("#fdf6e3", "#657b83"), ("black", "green")])
+            bg, fg = r.choice(
+                [
+                    ("black", "white"),
+                    ("white", "black"),
+                    ("#300a24", "white"),
+                    ("#1e1e1e", "#d4d4d4"),
+                    ("#fdf6e3", "#657b83"),
+                    ("black", "green"),
+                ]
+            )
             geo = f"{r.randint(70, 140)}x{r.randint(20, 50)}"
             cmd = r.choice(cmds).replace("'", "'\\''")
-            lines.append(f"xterm -geometry {geo}+0+0 -bg '{bg}' -fg '{fg}' -fa '{r.choice(['DejaVu Sans Mono', 'Monospace', 'Nimbus Mono PS'])}' "
-                         f"-fs {r.randint(8, 13)} -e bash -c 'echo \"$ {cmd[:40]}\"; {cmd}; sleep 30' & X=$!; sleep 1.5; "
-                         f"xwd -root -silent | xwdtopnm 2>/dev/null | pnmcrop 2>/dev/null | pnmtopng > {p}; kill $X")
+            lines.append(
+                f"xterm -geometry {geo}+0+0 -bg '{bg}' -fg '{fg}' -fa '{r.choice(['DejaVu Sans Mono', 'Monospace', 'Nimbus Mono PS'])}' "  # noqa: E501 - one line of the generated source
+                f"-fs {r.randint(8, 13)} -e bash -c 'echo \"$ {cmd[:40]}\"; {cmd}; sleep 30' & X=$!; sleep 1.5; "
+                f"xwd -root -silent | xwdtopnm 2>/dev/null | pnmcrop 2>/dev/null | pnmtopng > {p}; kill $X"
+            )
         script.write_text("\n".join(lines) + "\n")
         run(["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", "bash", str(script)], timeout=1200)
 
 
 # ---- icons and emoji ---------------------------------------------------------------------------------
 
-ICON_THEMES = {"tango": "tango-icon-theme/usr/share/icons/Tango", "oxygen": "oxygen-icon-theme/usr/share/icons/oxygen",
-               "papirus": "papirus-icon-theme/usr/share/icons/Papirus", "breeze": "breeze-icon-theme/usr/share/icons/breeze"}
+ICON_THEMES = {
+    "tango": "tango-icon-theme/usr/share/icons/Tango",
+    "oxygen": "oxygen-icon-theme/usr/share/icons/oxygen",
+    "papirus": "papirus-icon-theme/usr/share/icons/Papirus",
+    "breeze": "breeze-icon-theme/usr/share/icons/breeze",
+}
 
 
 def _on_plain(icon: Image.Image, r: random.Random) -> Image.Image:
     """An icon at a random size on a plain background, as icons are met in documents."""
-    bg = r.choice([(255, 255, 255), (255, 255, 255), (245, 245, 245), (30, 30, 30), (235, 242, 250),
-                   tuple(r.randint(180, 255) for _ in range(3))])
+    bg = r.choice(
+        [
+            (255, 255, 255),
+            (255, 255, 255),
+            (245, 245, 245),
+            (30, 30, 30),
+            (235, 242, 250),
+            tuple(r.randint(180, 255) for _ in range(3)),
+        ]
+    )
     side = r.randint(64, 320)
     icon = icon.convert("RGBA")
     s = int(side * r.uniform(0.5, 0.95))
@@ -719,8 +1099,13 @@ def _on_plain(icon: Image.Image, r: random.Random) -> Image.Image:
 def render_icons(out: Path) -> None:
     for name, rel in ICON_THEMES.items():
         root = out / "pkgs" / rel
-        files = sorted(f for f in root.rglob("*") if f.suffix in (".png", ".svg") and f.is_file()
-                       and ("scalable" in f.parts or any(s in str(f) for s in ("256", "128", "64x64", "48x48", "/64/", "/48/"))))
+        files = sorted(
+            f
+            for f in root.rglob("*")
+            if f.suffix in (".png", ".svg")
+            and f.is_file()
+            and ("scalable" in f.parts or any(s in str(f) for s in ("256", "128", "64x64", "48x48", "/64/", "/48/")))
+        )
         if not files:
             continue
         for i, p in todo(out, "icon", name, N["icon"]):
@@ -728,8 +1113,9 @@ def render_icons(out: Path) -> None:
             f = r.choice(files)
             try:
                 if f.suffix == ".svg":
-                    png = subprocess.run(["rsvg-convert", "-w", "256", "-h", "256", str(f)], capture_output=True,
-                                         timeout=30).stdout
+                    png = subprocess.run(
+                        ["rsvg-convert", "-w", "256", "-h", "256", str(f)], capture_output=True, timeout=30
+                    ).stdout
                     icon = Image.open(io.BytesIO(png))
                 else:
                     icon = Image.open(f)
@@ -752,35 +1138,69 @@ def render_icons(out: Path) -> None:
 
 # ---- 3D renderings (POV-Ray scenes of random primitives and materials; a small numpy ray caster) -----
 
+
 def _pov_scene(r: random.Random) -> str:
     def col():
         return f"rgb <{r.random():.2f},{r.random():.2f},{r.random():.2f}>"
-    finish = lambda: r.choice(["phong 0.9 reflection 0.1", "phong 0.3", "reflection 0.4 phong 1", "diffuse 0.8",  # noqa: E731
-                               "specular 0.6 roughness 0.02", "ambient 0.2 diffuse 0.6 phong 0.5"])
-    floor = r.choice([f"plane {{ y, 0 pigment {{ checker {col()} {col()} scale {r.choice([0.5, 1, 2])} }} }}",
-                      f"plane {{ y, 0 pigment {{ {col()} }} finish {{ reflection {r.uniform(0, 0.3):.2f} }} }}",
-                      "plane { y, 0 pigment { rgb 0.9 } }"])
-    sky = r.choice(["background { rgb <0.6,0.75,1> }", f"background {{ {col()} }}", "background { rgb 1 }",
-                    "sky_sphere { pigment { gradient y color_map { [0 rgb <1,1,1>] [1 rgb <0.3,0.5,0.9>] } } }"])
+
+    finish = lambda: r.choice(  # noqa: E731
+        [
+            "phong 0.9 reflection 0.1",
+            "phong 0.3",
+            "reflection 0.4 phong 1",
+            "diffuse 0.8",  # noqa: E731
+            "specular 0.6 roughness 0.02",
+            "ambient 0.2 diffuse 0.6 phong 0.5",
+        ]
+    )
+    floor = r.choice(
+        [
+            f"plane {{ y, 0 pigment {{ checker {col()} {col()} scale {r.choice([0.5, 1, 2])} }} }}",
+            f"plane {{ y, 0 pigment {{ {col()} }} finish {{ reflection {r.uniform(0, 0.3):.2f} }} }}",
+            "plane { y, 0 pigment { rgb 0.9 } }",
+        ]
+    )
+    sky = r.choice(
+        [
+            "background { rgb <0.6,0.75,1> }",
+            f"background {{ {col()} }}",
+            "background { rgb 1 }",
+            "sky_sphere { pigment { gradient y color_map { [0 rgb <1,1,1>] [1 rgb <0.3,0.5,0.9>] } } }",
+        ]
+    )
     objs = []
     for _ in range(r.randint(1, 7)):
         x, z = r.uniform(-3, 3), r.uniform(-1, 4)
         s = r.uniform(0.3, 1.2)
-        shape = r.choice([f"sphere {{ <{x:.2f},{s:.2f},{z:.2f}>, {s:.2f}",
-                          f"box {{ <{x - s:.2f},0,{z - s:.2f}>, <{x + s:.2f},{2 * s:.2f},{z + s:.2f}> rotate y*{r.randint(0, 90)}",
-                          f"cylinder {{ <{x:.2f},0,{z:.2f}>, <{x:.2f},{2 * s:.2f},{z:.2f}>, {s * 0.6:.2f}",
-                          f"cone {{ <{x:.2f},0,{z:.2f}>, {s:.2f}, <{x:.2f},{2 * s:.2f},{z:.2f}>, 0",
-                          f"torus {{ {s:.2f}, {s * 0.3:.2f} translate <{x:.2f},{s * 0.3:.2f},{z:.2f}>"])
-        tex = r.choice([f"pigment {{ {col()} }}", f"pigment {{ {col()} filter 0.7 }} interior {{ ior 1.5 }}",
-                        f"pigment {{ marble turbulence 1 color_map {{ [0 {col()}] [1 {col()}] }} scale 0.5 }}",
-                        f"pigment {{ {col()} }}", "pigment { rgb <0.8,0.8,0.85> }"])
+        shape = r.choice(
+            [
+                f"sphere {{ <{x:.2f},{s:.2f},{z:.2f}>, {s:.2f}",
+                f"box {{ <{x - s:.2f},0,{z - s:.2f}>, <{x + s:.2f},{2 * s:.2f},{z + s:.2f}> rotate y*{r.randint(0, 90)}",  # noqa: E501 - one line of the generated source
+                f"cylinder {{ <{x:.2f},0,{z:.2f}>, <{x:.2f},{2 * s:.2f},{z:.2f}>, {s * 0.6:.2f}",
+                f"cone {{ <{x:.2f},0,{z:.2f}>, {s:.2f}, <{x:.2f},{2 * s:.2f},{z:.2f}>, 0",
+                f"torus {{ {s:.2f}, {s * 0.3:.2f} translate <{x:.2f},{s * 0.3:.2f},{z:.2f}>",
+            ]
+        )
+        tex = r.choice(
+            [
+                f"pigment {{ {col()} }}",
+                f"pigment {{ {col()} filter 0.7 }} interior {{ ior 1.5 }}",
+                f"pigment {{ marble turbulence 1 color_map {{ [0 {col()}] [1 {col()}] }} scale 0.5 }}",
+                f"pigment {{ {col()} }}",
+                "pigment { rgb <0.8,0.8,0.85> }",
+            ]
+        )
         objs.append(f"{shape} texture {{ {tex} finish {{ {finish()} }} }} }}")
-    lights = "\n".join(f"light_source {{ <{r.uniform(-10, 10):.1f},{r.uniform(5, 15):.1f},{r.uniform(-10, 2):.1f}>"
-                       f" color rgb {r.uniform(0.6, 1.2):.2f} {'area_light <2,0,0>,<0,0,2>,3,3 adaptive 1' if r.random() < .3 else ''} }}"
-                       for _ in range(r.randint(1, 2)))
-    return (f"#version 3.7;\nglobal_settings {{ assumed_gamma 1 }}\ncamera {{ location <{r.uniform(-3, 3):.1f},"
-            f"{r.uniform(1.5, 5):.1f},{r.uniform(-9, -5):.1f}> look_at <0,0.8,1> angle {r.randint(40, 70)} }}\n"
-            f"{sky}\n{lights}\n{floor}\n" + "\n".join(objs) + "\n")
+    lights = "\n".join(
+        f"light_source {{ <{r.uniform(-10, 10):.1f},{r.uniform(5, 15):.1f},{r.uniform(-10, 2):.1f}>"
+        f" color rgb {r.uniform(0.6, 1.2):.2f} {'area_light <2,0,0>,<0,0,2>,3,3 adaptive 1' if r.random() < 0.3 else ''} }}"  # noqa: E501 - one line of the generated source
+        for _ in range(r.randint(1, 2))
+    )
+    return (
+        f"#version 3.7;\nglobal_settings {{ assumed_gamma 1 }}\ncamera {{ location <{r.uniform(-3, 3):.1f},"
+        f"{r.uniform(1.5, 5):.1f},{r.uniform(-9, -5):.1f}> look_at <0,0.8,1> angle {r.randint(40, 70)} }}\n"
+        f"{sky}\n{lights}\n{floor}\n" + "\n".join(objs) + "\n"
+    )
 
 
 def render_3d(out: Path) -> None:
@@ -789,8 +1209,11 @@ def render_3d(out: Path) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "s.pov").write_text(_pov_scene(r))
             w = r.choice([320, 400, 480])
-            run(["povray", "+Is.pov", "+Os.png", f"+W{w}", f"+H{w * 3 // 4}", "+A0.3", "-D", "+Q9"], cwd=tmp,
-                timeout=120)
+            run(
+                ["povray", "+Is.pov", "+Os.png", f"+W{w}", f"+H{w * 3 // 4}", "+A0.3", "-D", "+Q9"],
+                cwd=tmp,
+                timeout=120,
+            )
             if (Path(tmp) / "s.png").exists():
                 _flatten(Path(tmp) / "s.png").save(p)
     for i, p in todo(out, "render3d", "raycast", N["render3d"] // 2):
@@ -854,9 +1277,11 @@ def raycast(r: random.Random) -> Image.Image:
 
 # ---- gathered pictures: drawings, paintings, photos on white (files of packages) ---------------------
 
+
 def gcompris_files(out: Path) -> None:
     """Every picture inside gcompris-qt-data's Qt resource files, written out as files (its own names)."""
     from PySide6.QtCore import QDirIterator, QFile, QResource
+
     dest = out / "gcompris"
     if (dest / ".done").exists():
         return
@@ -882,7 +1307,9 @@ def gcompris_paintings(out: Path) -> None:
     """The famous paintings of gcompris-qt-data's puzzle, put together again from its pieces (each board
     names its pieces and their centres as shares of the board's width and height), whole and in crops."""
     import re
+
     from PySide6.QtCore import QDirIterator, QFile, QResource
+
     rcc = out / "pkgs" / "gcompris-qt-data/usr/share/gcompris-qt/rcc/paintings.rcc"
     dest = out / "painting" / "gcompris-paintings"
     if not rcc.exists() or (dest / ".done").exists():
@@ -901,7 +1328,9 @@ def gcompris_paintings(out: Path) -> None:
     n = 0
     for text in boards:
         size = re.search(r'"width":\s*(\d+),\s*"height":\s*(\d+)', text)
-        pieces = re.findall(r'"pixmapfile"\s*:\s*"(image/[^"]+\.webp)",\s*"x"\s*:\s*"([\d.]+)",\s*"y"\s*:\s*"([\d.]+)"', text)
+        pieces = re.findall(
+            r'"pixmapfile"\s*:\s*"(image/[^"]+\.webp)",\s*"x"\s*:\s*"([\d.]+)",\s*"y"\s*:\s*"([\d.]+)"', text
+        )
         if not size or not pieces:
             continue
         w, h = int(size.group(1)), int(size.group(2))
@@ -912,9 +1341,17 @@ def gcompris_paintings(out: Path) -> None:
         box = board.getchannel("A").point(lambda a: 255 if a > 250 else 0).getbbox()
         whole = board.crop(box).convert("RGB")
         r = random.Random(n)
-        crops = [whole] + [whole.crop((int(whole.width * a), int(whole.height * b), int(whole.width * (a + .55)),
-                                       int(whole.height * (b + .55)))) for a, b in ((r.uniform(0, .45), r.uniform(0, .45))
-                                                                                    for _ in range(3))]
+        crops = [whole] + [
+            whole.crop(
+                (
+                    int(whole.width * a),
+                    int(whole.height * b),
+                    int(whole.width * (a + 0.55)),
+                    int(whole.height * (b + 0.55)),
+                )
+            )
+            for a, b in ((r.uniform(0, 0.45), r.uniform(0, 0.45)) for _ in range(3))
+        ]
         for c in crops:
             c.save(dest / f"{n:04d}.png")
             n += 1
@@ -927,7 +1364,17 @@ def render_gathered(out: Path) -> None:
     gcompris_paintings(out)
     # openclipart-svg: drawings, one source per top folder (geography and the flowchart shapes left out)
     root = out / "pkgs" / "openclipart-svg/usr/share/openclipart/svg"
-    skip = {"buildings", "geography", "shapes", "signs_and_symbols", "buttons", "special", "logos", "unsorted", "decorations"}
+    skip = {
+        "buildings",
+        "geography",
+        "shapes",
+        "signs_and_symbols",
+        "buttons",
+        "special",
+        "logos",
+        "unsorted",
+        "decorations",
+    }
     for top in sorted(d for d in root.iterdir() if d.is_dir() and d.name not in skip):
         files = sorted(top.rglob("*.svg"))
         r = random.Random(top.name)
@@ -938,15 +1385,29 @@ def render_gathered(out: Path) -> None:
             p = dest / f"{i:04d}.png"
             if not p.exists():
                 w = r.choice([256, 384, 512])
-                if run(["rsvg-convert", "-b", "white", "-w", str(w), "--keep-aspect-ratio", "-o", str(p), str(f)],
-                       timeout=20) and p.exists():
+                if (
+                    run(
+                        ["rsvg-convert", "-b", "white", "-w", str(w), "--keep-aspect-ratio", "-o", str(p), str(f)],
+                        timeout=20,
+                    )
+                    and p.exists()
+                ):
                     (dest / f"{i:04d}.from").write_text(str(f.relative_to(out / "pkgs")))
 
 
 def render_all(out: Path, kinds: list[str]) -> None:
-    steps = {"chart": render_charts, "diagram": render_diagrams, "table": render_tables, "text": render_pages,
-             "music": render_music, "map": render_maps, "icon": render_icons, "render3d": render_3d,
-             "screenshot": render_screenshots, "gathered": render_gathered}
+    steps = {
+        "chart": render_charts,
+        "diagram": render_diagrams,
+        "table": render_tables,
+        "text": render_pages,
+        "music": render_music,
+        "map": render_maps,
+        "icon": render_icons,
+        "render3d": render_3d,
+        "screenshot": render_screenshots,
+        "gathered": render_gathered,
+    }
     for k, f in steps.items():
         if not kinds or k in kinds:
             print(f"rendering {k}", file=sys.stderr, flush=True)
@@ -960,6 +1421,7 @@ if __name__ == "__main__":
         render_all(out_path, rest)
     elif cmd == "list":
         from picture_kind_list import write_list  # noqa: E402 - the labelled list, beside this file
+
         write_list(out_path)
     else:
         sys.exit(f"unknown command {cmd}")

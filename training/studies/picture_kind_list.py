@@ -92,7 +92,7 @@ def write_list(out: Path) -> None:
                         "drawing", "painting"):
             continue
         for src_dir in sorted(p for p in kind_dir.iterdir() if p.is_dir()):
-            for i, f in enumerate(sorted(src_dir.glob("*.png"))):
+            for f in sorted(src_dir.glob("*.png")):
                 if src_dir.name == "gcompris-paintings" and int(f.stem) in GCOMPRIS_NOT_PAINTINGS:
                     continue
                 rows.append((str(f), kind, src_dir.name, "test" if src_dir.name in TEST_SOURCES else "fit"))
