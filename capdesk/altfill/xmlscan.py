@@ -142,14 +142,19 @@ def escape(text: str) -> str:
             .replace('"', "&quot;").replace("'", "&apos;"))
 
 
-def parse_part(name: str, raw: bytes, budget: ElementBudget | None = None) -> Part:
-    """The part's elements in document order; ``PartError`` when it is not well-formed UTF-8 XML, or
-    holds more elements than one part may (``MAX_PART_ELEMENTS``) or than ``budget`` has left."""
+def _check_encoding(name: str, raw: bytes) -> None:
+    """PartError for a part in another encoding than UTF-8: CapDesk writes only UTF-8 parts."""
     m = _DECL.match(raw[:200])
     if m and m.group(1).decode("ascii").lower().replace("_", "-") not in ("utf-8", "utf8"):
         raise PartError(f"{name}: written in {m.group(1).decode('ascii')}, which CapDesk does not change")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise PartError(f"{name}: written in UTF-16, which CapDesk does not change")
+
+
+def parse_part(name: str, raw: bytes, budget: ElementBudget | None = None) -> Part:
+    """The part's elements in document order; ``PartError`` when it is not well-formed UTF-8 XML, or
+    holds more elements than one part may (``MAX_PART_ELEMENTS``) or than ``budget`` has left."""
+    _check_encoding(name, raw)
     p = expat.ParserCreate("utf-8", namespace_separator=" ")
     p.namespace_prefixes = True
     p.buffer_text = True
