@@ -11,15 +11,17 @@ sources are held out. ``features`` runs the everyday bundle's encoder once per p
 mean and spread with the pixel statistics (``picture_kind.model_inputs``).
 
 ``fit``:
-1. cross-validation over whole sources of the fit pictures (a source's pictures are all in one fold;
-   a kind with one fit source is split by file name instead, so that it is still learnt in each fold)
-   gives each fit picture a probability from a network that never saw its source;
-2. the threshold is the lowest probability at which 97% of those pictures named a kind (not a photo) are
-   named the right one, and at which no val photo (everyday, RSICD) is called another kind;
-3. a network fitted on all the fit pictures is measured on the test sources and test photos;
-4. the shipped network is fitted on the fit and test pictures together, with the same threshold;
+1. the threshold is the lowest probability at which, by five-fold cross-validation on the fit pictures
+   (folds by file name), 97% of the pictures named a kind (not a photo) are named the right one; a kind
+   that a val photo (everyday, RSICD) would be called, by either network below, gets a higher one;
+2. a network fitted on the fit pictures is measured on the test sources (whole sources it never saw)
+   and the test photos; with ``--by-source`` also every fit source held out in turn;
+3. the shipped network is fitted on the fit pictures and the test sources together (never the everyday
+   and RSICD test photos), with the same thresholds, and its val and test photos are reported;
    ``--ship`` writes it into models/everyday/kind.npz and updates the manifest's hashes and its
    ``picture_kind`` entry.
+
+Painting (``LEFT_OUT``) is gathered and listed but not learnt; ``--all-kinds`` fits it too.
 """
 
 from __future__ import annotations
