@@ -1,0 +1,119 @@
+"""Fill alt text's review list under the real Orca screen reader: every way out of it said once.
+
+The window opens on a folder with a web page and two pictures; Ctrl+Shift+A opens Fill alt text, Alt+S runs
+its dry pass and the review list opens. The person accepts the first picture (A), skips the second (Down, S) and
+writes (Alt+W); then runs it again (Alt+S) and closes the list unwritten (Escape). Under Orca 43 each of those two
+key presses said its outcome three or four times, twice inside a re-read of the whole Fill dialog with its
+introduction, the outcome last; here each is said once, with the one control the focus returns to.
+
+One run of the shared harness (``../shared/tools/orca_speech.sh``, Debian's Orca 43.1 on a virtual
+display) serves every test here. Run it alone: one Orca at a time (``flock /tmp/orca.lock pytest ...``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import orca_runs
+import pytest
+from conftest import SAMPLES
+from test_orca import HARNESS, _harness_outcome, _steps, _why_not
+
+pytestmark = [pytest.mark.slow, pytest.mark.orca, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+
+PAGE = ('<!doctype html>\n<p>Our morning</p>\n<p><img src="coffee.png"> <img src="astronaut.png"></p>\n'
+        "<p>The end</p>\n")
+INTRO = "Images with no alt text in the folder"  # the Fill dialog's introduction, read when it opens
+STEPS = """\
+wait 40
+key ctrl+shift+a
+wait 5
+key alt+s
+wait 50
+key a
+wait 4
+key Down
+wait 4
+key s
+wait 5
+key alt+w
+wait 20
+key alt+s
+wait 45
+key Escape
+wait 15
+"""
+
+
+def _prepare(base: Path, environ: dict[str, str]) -> orca_runs.Harness:
+    site = base / "site"
+    site.mkdir()
+    for n in ("coffee.png", "astronaut.png"):
+        shutil.copy(SAMPLES / n, site / n)
+    (site / "page.html").write_text(PAGE, encoding="utf-8")
+    settings = base / "settings.json"
+    settings.write_text(json.dumps({"ocr": "never", "clipboard": False, "watch_folders": []}), encoding="utf-8")
+    (base / "steps.txt").write_text(STEPS, encoding="utf-8")
+    env = {k: v for k, v in environ.items() if k != "QT_QPA_PLATFORM"}  # a real window on the virtual display
+    env["CAPDESK_SETTINGS"] = str(settings)
+    return orca_runs.Harness(["bash", str(HARNESS), str(base / "steps.txt"), str(base / "out"), "--", sys.executable,
+                              "-m", "capdesk", "gui", str(site)], env)
+
+
+orca_runs.register(__file__, _prepare, _why_not)
+
+
+@pytest.fixture(scope="module")
+def walk():
+    run, text = _harness_outcome(__file__)
+    keep = os.environ.get("CAPDESK_ORCA_TRANSCRIPT")  # where to keep what Orca said, to read it afterwards
+    if keep:
+        Path(keep).write_text(text, encoding="utf-8")
+    return _steps(text), run.base / "site"
+
+
+def _after(steps, step: str, nth: int = 1) -> list[str]:
+    """What Orca said from the ``nth`` step named ``step`` until the next key step."""
+    names = [s for s, _ in steps]
+    i = [k for k, s in enumerate(names) if s == step][nth - 1]
+    j = next((k for k in range(i + 1, len(names)) if names[k].startswith(("key ", "type "))), len(names))
+    return [t for _, said in steps[i:j] for t in said]
+
+
+def _times(said: list[str], words: str) -> int:
+    return sum(t.count(words) for t in said)
+
+
+def test_the_review_list_opens_after_the_dry_pass(walk):
+    steps, _site = walk
+    said = _after(steps, "key alt+s")
+    assert any("Alt text to review: 2 pictures" in t for t in said), said
+
+
+def test_write_accepted_says_the_outcome_once_and_not_the_dialog_again(walk):
+    steps, site = walk
+    said = _after(steps, "key alt+w")
+    assert _times(said, "Alt text finished") == 1, said
+    assert any("skipped, not written: astronaut.png" in t for t in said), said
+    assert 'alt="' in (site / "page.html").read_text(encoding="utf-8")
+
+
+def test_escape_says_what_was_left_once_back_on_start(walk):
+    steps, _site = walk
+    said = _after(steps, "key Escape")
+    assert _times(said, "Review closed; nothing was written") == 1, said
+    assert any(t.startswith("Start") for t in said), said  # back on the control that opened the list
+    assert not any(t.startswith("Open report") for t in said), said
+
+
+@pytest.mark.xfail(strict=True, reason="Orca 43 still reads the Fill dialog whole once as the focus leaves the review "
+                   "list for it (the list's entry, its last focus, is hidden at once); the outcome comes after it")
+@pytest.mark.parametrize("step", ["key alt+w", "key Escape"])
+def test_leaving_the_list_does_not_read_the_dialog_again(walk, step):
+    steps, _site = walk
+    said = _after(steps, step)
+    assert not any(INTRO in t for t in said), said
