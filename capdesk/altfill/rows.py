@@ -153,6 +153,8 @@ def wording(d: Described) -> str:
     dec = d.decision
     if dec is None:
         return "maybe" if "May contain:" in d.description else "fact"
+    if dec.guesses or dec.perhaps:  # "Probably a cat.", "Perhaps a kite or a balloon.": one witness alone
+        return "probably"
     if dec.maybe:
         return "maybe"
     return "kind" if dec.kind and not dec.objects and not dec.text else "fact"

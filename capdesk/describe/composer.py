@@ -33,11 +33,25 @@ def kind_sentence(kind: str, objects: list[str]) -> str:
     return text[0].upper() + text[1:] + "."
 
 
+def guess_sentences(d: Decision) -> list[str]:
+    """'Probably a cat.', 'An animal, perhaps a fox or a giraffe.': what one witness alone sees, or two
+    disagree on, never said as fact."""
+    out = [f"Probably {listed(d.guesses)}."] if d.guesses else []
+    return out + [p[0].upper() + p[1:] + "." for p in d.perhaps]
+
+
 def alt_text(d: Decision, show_guess: bool = False) -> Wording:
     """The alt text the decision allows, with its standing and why it needs review."""
     said = d.said_as in (SaidAs.FACT, SaidAs.PROBABLY)
-    first = kind_sentence(d.kind, d.objects) if d.kind else sentence_of(d.objects)
-    parts = [caption_as_said(d.caption, d.said_as) if said else first, maybe_sentence(d.maybe)]
+    if said:
+        first = caption_as_said(d.caption, d.said_as)
+    elif d.kind and not d.objects and d.guesses and not d.perhaps:
+        # "A drawing, probably of a vase."
+        first = kind_sentence(d.kind, [])[:-1] + f", probably of {listed(d.guesses)}."
+    else:
+        first = " ".join(p for p in [kind_sentence(d.kind, d.objects) if d.kind else sentence_of(d.objects),
+                                     *guess_sentences(d)] if p)
+    parts = [first, maybe_sentence(d.maybe)]
     if not said and show_guess and d.guess:
         parts.append(f"Guess: {d.guess}")
     if d.text:

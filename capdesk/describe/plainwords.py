@@ -36,6 +36,17 @@ PLAIN = {
     "laptop computer": "laptop", "computer keyboard": "keyboard", "typewriter keyboard": "keyboard",
     "CRT monitor": "monitor", "suspension bridge": "suspension bridge", "through arch bridge": "bridge",
     "monkey or ape": "monkey", "teddy bear": "teddy bear", "cardboard box / carton": "cardboard box",
+    # Common subjects (capdesk.describe.subjects): the words people use for flowers, reptiles, machines,
+    # instruments, halls and food.
+    "yellow lady's slipper": "orchid", "rapeseed": "rapeseed flower", "Nile crocodile": "crocodile",
+    "American alligator": "alligator", "Alpine ibex": "ibex", "cornet trumpet": "trumpet",
+    "marimba xylophone": "xylophone", "bell or wind chime": "wind chime", "pipe organ": "organ",
+    "vaulted or arched ceiling": "vaulted hall", "fruiting spike of a cereal plant": "ear of grain",
+    "corn": "ear of corn",
+    "solar thermal collector": "solar panel", "construction crane": "crane", "Granny Smith apple": "apple",
+    "agaric": "mushroom", "bolete": "mushroom", "gyromitra": "mushroom", "stinkhorn mushroom": "mushroom",
+    "earth star fungus": "mushroom", "hen of the woods mushroom": "mushroom", "coral fungus": "mushroom",
+    "lakeshore": "lake shore", "promontory": "headland", "sandbar": "sandbank",
 }
 # Irregular plurals of the words said with a number ("two people", "three men").
 IRREGULAR = {"person": "people", "man": "men", "woman": "women", "child": "children", "sheep": "sheep",

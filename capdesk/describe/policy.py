@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from capdesk.describe import captionfix
+from capdesk.describe import captionfix, subjects
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.evidence import Detection, Finalist, PictureEvidence
 from capdesk.describe.fact_check import FactCheck
@@ -208,6 +208,8 @@ class Decision:
     reason: str | None = None
     mended: list[str] = field(default_factory=list)  # what the evidence changed in the caption, for --json
     kind: str = ""  # "a drawing", "a screenshot": said first, for a picture that is surely not a photo
+    guesses: list[str] = field(default_factory=list)  # "a cat": seen by one witness alone, said as "Probably ..."
+    perhaps: list[str] = field(default_factory=list)  # "an animal, perhaps a fox or a giraffe": said as they are
 
     @property
     def review(self) -> bool:
@@ -392,7 +394,7 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
     if ev.transparent >= CUT_OUT:
         seen_instead = _without_caption(ev, opts, SaidAs.WITHHELD, "the picture is a cut-out on a transparent "
                                         "background, with no scene to describe, so what was seen is said", guess)
-        if seen_instead.objects or seen_instead.maybe:
+        if seen_instead.objects or seen_instead.maybe or seen_instead.guesses or seen_instead.perhaps:
             return seen_instead
     words = captionfix.without_repeats(tokens(f.text))
     if not SAY_SEX:
@@ -533,17 +535,82 @@ def _without_caption(ev: PictureEvidence, opts: Options, said_as: SaidAs, reason
                      guess: str) -> Decision:
     """What is seen, when no scene caption is said: confident objects, tags, text, or the pixels."""
     objects, covered = seen_objects(ev)
+    objects, guesses, perhaps, covered = _lone_witnesses(ev, objects, covered)
     maybe = []
     if opts.tags != "never":
         floor = ev.tag_threshold
         for label, p in ev.tags:
             word = plain_name(label)
             cat = category_of(word)
-            if p >= floor and (cat is None or cat not in covered) and len(objects) + len(maybe) < MAX_SAID:
+            if p >= floor and (cat is None or cat not in covered) and len(objects) + len(maybe) < MAX_SAID and \
+                    not any(f" {counted(word, 1)}" in f" {d}" for d in perhaps):
                 maybe.append(counted(word, 1))
-        if not objects and not maybe and not ev.text:
+        if not objects and not maybe and not ev.text and not guesses and not perhaps:
             maybe = setting(ev) or last_resort_tag(ev)
-    return Decision(said_as, "", guess, objects, maybe, ev.text, ev.plain_fact, reason)
+            if not maybe and (subject := subjects.guess(ev.tags)):
+                perhaps = [subject]
+    return Decision(said_as, "", guess, objects, maybe, ev.text, ev.plain_fact, reason, guesses=guesses,
+                    perhaps=perhaps)
+
+
+# A thing said without a caption is said plainly only where two witnesses of the same kind agree: the
+# detector's box and an ImageNet tag of its category (from WITNESS_TAG), or a concept word naming it from
+# LONE_CONCEPT. The detector alone, however sure, called a raccoon a cat, a world map a dog, the Starry
+# Night a dog and a fox a giraffe (docs/training.md, "No lone witness said as fact"); alone, it is said as
+# "Probably a cat.", and where a tag names another animal (or vehicle, or a thing it is mistaken for) as
+# "An animal, perhaps a raccoon or a cat.".
+LONE_CONCEPT = 0.5
+LOOK_ALIKES = {"kite": frozenset({"balloon", "parachute"}), "frisbee": frozenset({"plate", "tray"}),
+               "sports ball": frozenset({"balloon", "bubble"})}
+
+
+def _lone_witnesses(ev: PictureEvidence, objects: list[str], covered: set[str]) \
+        -> tuple[list[str], list[str], list[str], set[str]]:
+    """The objects two witnesses agree on, those one alone sees (guesses), those a tag disputes (said as
+    "perhaps" with both names), and the categories all of them cover (a tag said for none of them)."""
+    if not ev.detector or not objects:
+        return objects, [], [], covered
+    weak = set(_tag_categories(ev, WITNESS_TAG)) | {KIND_OF[plain_name(t)] for t, p in ev.tags
+                                                    if p >= WITNESS_TAG and plain_name(t) in KIND_OF}
+    tagged = _tag_categories(ev, ev.tag_threshold)
+    phrases = {_object_phrase(ev, c, tagged): c for c in covered}
+    sure, lone, disputed, cover = [], [], [], set(covered)
+    for phrase in objects:
+        label = phrases.get(phrase)
+        if label is None or label in weak or any(
+                p >= LONE_CONCEPT and category_of(w) == label for w, p in ev.concepts.items()):
+            sure.append(phrase)
+            continue
+        rival = _rival(ev, label)
+        if rival is None:
+            lone.append(phrase)
+            continue
+        word, cat = rival
+        cover |= {cat} if cat else set()
+        other = counted(word, 1)
+        if label in ANIMALS and not (cat in ANIMALS or KIND_OF.get(word)):
+            disputed.append(f"an animal, perhaps {other} or {phrase}")
+        elif label in ANIMALS:
+            disputed.append(f"an animal, perhaps {phrase} or {other}")
+        else:
+            disputed.append(f"perhaps {phrase} or {other}")
+    return sure, lone, disputed, cover
+
+
+def _rival(ev: PictureEvidence, label: str) -> tuple[str, str | None] | None:
+    """A tag from WITNESS_TAG that names something else of the same kind as the detector's ``label``
+    (another animal, another vehicle, a thing it is mistaken for): its plain word and COCO category."""
+    for tag, p in ev.tags:
+        if p < WITNESS_TAG:
+            continue
+        word = plain_name(tag)
+        cat = category_of(word) or KIND_OF.get(word)
+        if cat == label:
+            continue
+        if label in ANIMALS and (tag in IMAGENET_ANIMALS or cat in ANIMALS) or \
+                label in VEHICLES and cat in VEHICLES or word in LOOK_ALIKES.get(label, ()):
+            return word, cat
+    return None
 
 
 def last_resort_tag(ev: PictureEvidence) -> list[str]:
@@ -605,6 +672,8 @@ def seen_objects(ev: PictureEvidence) -> tuple[list[str], set[str]]:
                 d.score >= WITNESS_DETECTION and d.label in weak):
             best[d.label] = max(best.get(d.label, 0.0), d.score, tagged.get(d.label, ("", 0.0))[1])
     said = sorted(best, key=lambda label: -best[label])[:MAX_SAID]
-    out = [counted(tagged[c][0] if c in tagged else said_name(c), max(ev.count(c, COUNT_SURE, COUNT_AREA), 1))
-           for c in said]
-    return out, set(said)
+    return [_object_phrase(ev, c, tagged) for c in said], set(said)
+
+
+def _object_phrase(ev: PictureEvidence, c: str, tagged: dict[str, tuple[str, float]]) -> str:
+    return counted(tagged[c][0] if c in tagged else said_name(c), max(ev.count(c, COUNT_SURE, COUNT_AREA), 1))

@@ -15,9 +15,9 @@ from PySide6.QtGui import QAccessible  # noqa: E402
 from PySide6.QtWidgets import QAbstractButton, QLineEdit, QWidget  # noqa: E402
 
 TIMEOUT = 120_000
-# Two pictures: the coffee is described as fact ("A cup of coffee and a table."), the astronaut as a guess
+# Two pictures: the cat is described plainly ("A cat.": the detector and the tags agree), the astronaut as a guess
 # ("Probably a person standing."), so under the default Write choice one starts accepted, one to review.
-PAGE = b'<!doctype html>\r\n<p>Hi</p>\r\n<p><img src="img/coffee.png"> <img src="img/astronaut.png" class="x"></p>\r\n'
+PAGE = b'<!doctype html>\r\n<p>Hi</p>\r\n<p><img src="img/chelsea.png"> <img src="img/astronaut.png" class="x"></p>\r\n'
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def window(open_window):
 def site(tmp_path):
     d = tmp_path / "site"
     (d / "img").mkdir(parents=True)
-    for name in ("coffee.png", "astronaut.png"):
+    for name in ("chelsea.png", "astronaut.png"):
         shutil.copy(SAMPLES / name, d / "img" / name)
     (d / "index.html").write_bytes(PAGE)
     return d
@@ -71,7 +71,7 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     rv = dlg.review
     # Both pictures are listed with the text proposed; the Write choice (facts) decides which starts accepted.
     assert [(c.picture, c.state, c.text) for c in rv.choices] == [
-        ("coffee.png", "accepted", "A cup of coffee and a table."),
+        ("chelsea.png", "accepted", "A cat."),
         ("astronaut.png", "to review", "Probably a person standing.")]
     assert "Probably" in rv.choices[1].why and "guess" in rv.choices[1].why
     assert window.announcer.said[-1].startswith("Alt text to review: 2 pictures, 1 accepted as proposed.")
@@ -85,23 +85,23 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     # Each row's accessible name says the picture, where it is and its state.
     acc = QAccessible.queryAccessibleInterface(rv.list)
     names = [rv.list.item(i).data(Qt.ItemDataRole.AccessibleTextRole) for i in range(rv.list.count())]
-    assert names == ["coffee.png in index.html, line 3: accepted", "astronaut.png in index.html, line 3: to review"]
+    assert names == ["chelsea.png in index.html, line 3: accepted", "astronaut.png in index.html, line 3: to review"]
     assert names[0] in [acc.child(i).text(QAccessible.Text.Name) for i in range(acc.childCount())]
 
     # The first: Enter goes to its text, which is edited; Enter there accepts it.
     rv.list.setFocus()
-    assert rv.list.currentRow() == 0 and rv.field.accessibleName() == "Alt text for coffee.png"
+    assert rv.list.currentRow() == 0 and rv.field.accessibleName() == "Alt text for chelsea.png"
     # What the page says beside it is shown, and said with the text to edit.
     assert rv.around.text().startswith("Text around it: Hi") and "[picture]" in rv.around.text()
     assert rv.field.accessibleDescription() == rv.around.text()
     press(qtbot, rv.list, Qt.Key.Key_Return)
     assert rv.focusWidget() is rv.field
     rv.field.setText("")
-    qtbot.keyClicks(rv.field, "A mug of black coffee on a saucer.")
+    qtbot.keyClicks(rv.field, "A tabby cat looking up.")
     assert rv.list.item(0).data(Qt.ItemDataRole.AccessibleTextRole) == \
-        "coffee.png in index.html, line 3: accepted, edited"
+        "chelsea.png in index.html, line 3: accepted, edited"
     press(qtbot, rv.field, Qt.Key.Key_Return)
-    assert window.announcer.said[-1] == ("Accepted, edited: coffee.png, A mug of black coffee on a saucer. "
+    assert window.announcer.said[-1] == ("Accepted, edited: chelsea.png, A tabby cat looking up. "
                                          "1 accepted, 0 skipped, 1 to review")
     assert not any(".." in said for said in window.announcer.said)  # "A cat.. Why" was heard under Orca
     # The second: Down, then S skips it.
@@ -117,8 +117,8 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     rv.write_btn.click()
     qtbot.waitUntil(lambda: dlg.review is None and not dlg.job.running, timeout=TIMEOUT)
     # Exactly the edited text for the first, nothing new for the second, every other byte as it was.
-    assert page.read_bytes() == PAGE.replace(b'<img src="img/coffee.png">',
-                                             b'<img src="img/coffee.png" alt="A mug of black coffee on a saucer.">')
+    assert page.read_bytes() == PAGE.replace(b'<img src="img/chelsea.png">',
+                                             b'<img src="img/chelsea.png" alt="A tabby cat looking up.">')
     assert dlg.status.text().startswith("Alt text finished: 1 web page: 1 alt text written")
     from capdesk.altfill.backups import backups_root
 
@@ -131,7 +131,7 @@ def test_nothing_accepted_writes_nothing_and_a_changed_page_is_left_and_named(qt
     dlg = reviewed(qtbot, window, site)
     rv = dlg.review
     rv.list.setFocus()
-    press(qtbot, rv.list, Qt.Key.Key_S)  # the coffee, accepted by default, skipped
+    press(qtbot, rv.list, Qt.Key.Key_S)  # the cat, accepted by default, skipped
     rv.write_btn.click()
     assert window.announcer.said[-1].startswith("Nothing is accepted") and rv.isVisible()
     press(qtbot, rv.list, Qt.Key.Key_A)  # and accepted again
