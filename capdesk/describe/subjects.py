@@ -13,10 +13,11 @@ from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
 from capdesk.describe.plainwords import article, plain_name
 from capdesk.describe.tags import GROUPS as TAG_GROUPS
 
-# A tag from GUESS_GROUP gives the kind of thing ("perhaps a building"); from GUESS_NAME its own word too
-# ("a building, perhaps a palace"). Tuning pictures (docs/training.md): a palace of 0.28 for the
-# Colosseum, a monkey of 0.50 for a squirrel, a can opener of 0.41 for pliers are each right only in
-# their kind; a hammer of 0.41, a fish of 0.43, a gong of 0.48 for a cymbal are right or near.
+# A tag from GUESS_GROUP gives the kind of thing ("perhaps a building"); its own word comes with a second
+# tag of the same kind ("a tool, perhaps a hammer or a hatchet"), or alone from GUESS_NAME (the last-resort
+# tag's floor, which says it first). Tuning pictures (docs/training.md): a palace of 0.28 for the
+# Colosseum, a monkey of 0.29-0.50 for a squirrel and a chameleon, a can opener of 0.41 for pliers are each
+# right only in their kind; the sample rocket's drilling rig of 0.56 (from 0.55) was named.
 GUESS_GROUP = 0.25
 GUESS_NAME = 0.6
 # A second tag of the same kind from this is the closest alternative ("perhaps a hammer or a hatchet").
