@@ -57,9 +57,6 @@ def register(sub) -> None:
                         "(schema:accessibilityFeature alternativeText); nothing else is added (with --review-in "
                         "too, once the reviewed texts are written)")
     _review_args(p)
-    p.add_argument("--allow-signed", action="store_true",
-                   help="also update a signed PDF (else named and left), after its signature: that still covers the "
-                        "document as signed, not the alt text; one certified against any change is left even so")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.html")
     p.add_argument("--allow-root", action="append", default=[], metavar="DIR",
                    help="also describe pictures in DIR (by default only pictures inside the folders given, and "
@@ -74,6 +71,9 @@ def register(sub) -> None:
 
 
 def _review_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-signed", action="store_true",
+                   help="also update a signed PDF (else named and left), after its signature: that still covers the "
+                        "document as signed, not the alt text; one certified against any change is left even so")
     p.add_argument("--write", choices=("facts", "probably", "all"), default="facts",
                    help="which texts are written: facts (the default: what is said as fact, and figure captions, "
                         "the author's words), probably (also captions said as \"Probably ...\" and a picture's kind "

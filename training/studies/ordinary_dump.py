@@ -22,14 +22,10 @@ sys.path.insert(0, str(ROOT / "training" / "studies"))
 
 
 def dump(paths: list[str], out: Path) -> None:
-    from capdesk.cli.common import open_engine
-    from capdesk.cli.main import build_parser
+    from capdesk.describe.describer import Describer
     from capdesk.folders.reading import describe_paths
 
-    ns = build_parser().parse_args(["caption", "--json", *paths])
-    engine = open_engine(ns)
-    if engine is None:
-        raise SystemExit(2)
+    engine = Describer(None)  # automatic routing and the default options, as `capdesk caption --json` runs
     with out.open("w", encoding="utf-8") as f:
         for d in describe_paths(engine, paths):
             rec = d.evidence.to_record() if d.evidence is not None else None

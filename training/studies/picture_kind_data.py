@@ -956,6 +956,23 @@ def qt_screenshots(out: Path) -> None:
         app.processEvents()
 
 
+def _qt_form(Qw, r: random.Random):
+    """A group box of labelled fields with a row of buttons, as a settings dialog shows."""
+    w = Qw.QGroupBox(r.choice(WORDS).title())
+    form = Qw.QFormLayout(w)
+    for _ in range(r.randint(2, 7)):
+        field = r.choice([Qw.QLineEdit(r.choice(WORDS)), Qw.QSpinBox(), Qw.QCheckBox(r.choice(WORDS)),
+                          Qw.QComboBox(), Qw.QSlider()])
+        if isinstance(field, Qw.QComboBox):
+            field.addItems(WORDS[:5])
+        form.addRow(r.choice(WORDS).title() + ":", field)
+    row = Qw.QHBoxLayout()
+    for t in ("OK", "Cancel", "Apply")[: r.randint(1, 3)]:
+        row.addWidget(Qw.QPushButton(t))
+    form.addRow(row)
+    return w
+
+
 def _qt_widget(Qw, r: random.Random):
     k = r.randrange(7)
     if k == 0:
@@ -979,25 +996,7 @@ def _qt_widget(Qw, r: random.Random):
         w = Qw.QListWidget()
         w.addItems([words(r, r.randint(1, 3)) for _ in range(r.randint(4, 25))])
     elif k == 4:
-        w = Qw.QGroupBox(r.choice(WORDS).title())
-        form = Qw.QFormLayout(w)
-        for _ in range(r.randint(2, 7)):
-            field = r.choice(
-                [
-                    Qw.QLineEdit(r.choice(WORDS)),
-                    Qw.QSpinBox(),
-                    Qw.QCheckBox(r.choice(WORDS)),
-                    Qw.QComboBox(),
-                    Qw.QSlider(),
-                ]
-            )
-            if isinstance(field, Qw.QComboBox):
-                field.addItems(WORDS[:5])
-            form.addRow(r.choice(WORDS).title() + ":", field)
-        row = Qw.QHBoxLayout()
-        for t in ("OK", "Cancel", "Apply")[: r.randint(1, 3)]:
-            row.addWidget(Qw.QPushButton(t))
-        form.addRow(row)
+        w = _qt_form(Qw, r)
     elif k == 5:
         w = Qw.QTabWidget()
         for _ in range(r.randint(2, 5)):
