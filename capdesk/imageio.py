@@ -21,6 +21,7 @@ import errno
 import io
 import os
 import stat
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -229,8 +230,26 @@ def load_image(
         return _decode(path, fh, max_pixels, draft_size)
 
 
+_plugins_lock = threading.Lock()
+_plugins_ready = False
+
+
+def _load_plugins() -> None:
+    """Pillow imports its format plugins at its first open; two threads doing that at once (the window's
+    preview and the describer, at the first picture) crashed in the AVIF plugin's import with a segmentation
+    fault. Done once, under a lock."""
+    global _plugins_ready
+    if _plugins_ready:
+        return
+    with _plugins_lock:
+        if not _plugins_ready:
+            Image.init()
+            _plugins_ready = True
+
+
 def _decode(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int,
             draft_size: tuple[int, int] | None) -> Image.Image:
+    _load_plugins()
     head = os.pread(fh.fileno(), 12, 0) if hasattr(os, "pread") else _head(fh, 12)
     if head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS:
         _register_heif()
