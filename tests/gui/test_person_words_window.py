@@ -13,11 +13,9 @@ TIMEOUT = 120_000
 WORDS = "Our cat Chelsea, on the hall rug."
 
 
-def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp_path, monkeypatch):
-    d = tmp_path / "photos"
-    d.mkdir()
-    for n in ("astronaut.png", "chelsea.png"):
-        shutil.copy(SAMPLES / n, d / n)
+def _words_saved_in_a_first_window(qtbot, open_window, d) -> None:
+    """chelsea.png copied into ``d``, described, WORDS saved over its caption by a person, the window closed."""
+    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
     first = open_window()
     first.open_path(d / "chelsea.png")
     qtbot.waitUntil(lambda: first.session.current.described is not None, timeout=TIMEOUT)
@@ -25,6 +23,13 @@ def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp
     first.save_current()
     qtbot.waitUntil(lambda: first.session._busy == 0, timeout=TIMEOUT)
     first.close()
+
+
+def test_a_persons_words_survive_a_restart_f5_and_ctrl_s(qtbot, open_window, tmp_path, monkeypatch):
+    d = tmp_path / "photos"
+    d.mkdir()
+    shutil.copy(SAMPLES / "astronaut.png", d / "astronaut.png")
+    _words_saved_in_a_first_window(qtbot, open_window, d)
     saved = (d / "chelsea.txt").read_bytes(), (d / "chelsea.png.xmp").read_bytes()
 
     w = open_window()  # the restart
@@ -120,14 +125,7 @@ def test_after_f5_yes_quitting_never_calls_the_new_caption_theirs_nor_saves_it_b
         qtbot, open_window, tmp_path, monkeypatch):
     d = tmp_path / "photos"
     d.mkdir()
-    shutil.copy(SAMPLES / "chelsea.png", d / "chelsea.png")
-    first = open_window()
-    first.open_path(d / "chelsea.png")
-    qtbot.waitUntil(lambda: first.session.current.described is not None, timeout=TIMEOUT)
-    first.pane.alt.setPlainText(WORDS)
-    first.save_current()
-    qtbot.waitUntil(lambda: first.session._busy == 0, timeout=TIMEOUT)
-    first.close()
+    _words_saved_in_a_first_window(qtbot, open_window, d)
     saved = (d / "chelsea.txt").read_bytes()
 
     w = open_window()
