@@ -167,9 +167,18 @@ def _determiner_start(words: list[str], noun: int) -> int | None:
             return j - 2 if j > 1 and words[j - 2] in ("a", "an", "the") else j - 1
         if w in DETERMINERS:
             return j
+        if w.endswith("ing") or w in ("is", "are") or (w not in GROUP_WORDS and (w,) in PHRASES):
+            # a verb or another thing's noun: the phrase has no determiner of its own. A bare plural right
+            # after it ("riding horses") begins at its noun; the walk never goes on into the subject
+            # ("a person riding horses" -> "a person riding hors" was the mend that did).
+            return noun if j == noun - 1 and singular(words[noun]) != words[noun] else None
         if w in ("and", "with", "in", "on", "of", "at", "by"):
             return None
     return None
+
+
+# Plurals in "-ses" that drop "es" (most drop the s alone: horses, houses, vases, nurses, roses).
+_SES_DROP_ES = frozenset({"buses", "gases", "lenses", "canvases", "circuses", "campuses", "atlases", "bonuses"})
 
 
 def singular(noun: str) -> str:
@@ -177,7 +186,7 @@ def singular(noun: str) -> str:
         return SINGULAR_OF[noun]
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
-    if noun.endswith(("ses", "shes", "ches", "xes")):
+    if noun.endswith(("sses", "shes", "ches", "xes", "zzes")) or noun in _SES_DROP_ES:
         return noun[:-2]
     if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
         return noun[:-1]

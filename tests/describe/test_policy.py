@@ -8,7 +8,7 @@ import pytest
 from evidence_helpers import evidence, mended, said
 
 from capdesk.describe import policy
-from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, without_repeats
+from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, singular, without_repeats
 from capdesk.describe.evidence import PictureEvidence, overhead
 from capdesk.describe.numbers import gender, numbers
 from capdesk.status import SaidAs
@@ -225,9 +225,17 @@ def test_numbers_and_sexes_read_from_a_sentence():
     ("a man watches the sea", "person", 2, "Two men watch the sea."),
     ("two children fly a kite", "person", 1, "A child flies a kite."),
     ("two dogs in the snow", "dog", 1, "A dog in the snow."),
+    # a bare plural after a verb is a phrase of its own: the mend never reaches back into the subject
+    ("a person riding horses in a field", "horse", 1, "A person riding a horse in a field."),
+    ("a man is walking two dogs", "dog", 1, "A man is walking a dog."),
 ])
 def test_recount(caption, cat, n, want):
     assert sentence(recount(caption.split(), cat, n)) == want
+
+
+def test_plurals_in_ses_lose_only_what_they_gained():
+    assert [singular(w) for w in ("horses", "houses", "vases", "glasses", "buses", "benches", "boxes")] == [
+        "horse", "house", "vase", "glass", "bus", "bench", "box"]
 
 
 def test_a_second_dog_the_detector_half_sees_makes_the_number_one_or_two():
