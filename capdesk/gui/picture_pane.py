@@ -4,6 +4,8 @@ the caption details and the alt text, with the buttons that act on them. It draw
 
 from __future__ import annotations
 
+import re
+
 from PIL import Image
 from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPixmap
@@ -28,6 +30,22 @@ from .widgets import AttentionStrip, StatusLabel, WordList, button, named
 
 WORDS_HELP = "Select a word to see where the model looked for it"
 STRIP_HINT = "Each word of the caption will show here with where the model looked for it"
+NONE_KEPT = "No words: the alt text keeps none of the caption's words"
+_WORD = re.compile(r"[\w'-]+")
+
+
+def _said(word: str) -> str:
+    return word.lower().strip("'-")
+
+
+def kept_words(words: list[str], alt: str) -> list[int]:
+    """Which of the caption's ``words`` the alt text ``alt`` holds, by their place in the caption.
+
+    Where the evidence mended the caption ("a group of people standing next to each other" said as
+    "Probably a person standing."), a word the alt text no longer says was still offered, and Ctrl+.
+    read it out as if the description said it."""
+    said = {_said(w) for w in _WORD.findall(alt)}
+    return [i for i, w in enumerate(words) if _said(w) in said]
 
 
 def details(p: Picture) -> str:
@@ -116,6 +134,7 @@ class PicturePane(QWidget):
     def __init__(self, actions: dict) -> None:
         super().__init__()
         self.picture: Picture | None = None
+        self._shown: list[int] = []  # the caption words in the Words list, by row: their place in the caption
         self._waiting = False  # the picture is being captioned: shown as it is, with a note
         # A picture being captioned for the first time has no preview in the session yet; the pane
         # loads one to show meanwhile (the picture, the image).
@@ -153,6 +172,8 @@ class PicturePane(QWidget):
         self.alt.setTabChangesFocus(True)
         self.alt.setMaximumHeight(96)
         al.setBuddy(self.alt)
+        # The words offered are those of the alt text shown, the person's edits included.
+        self.alt.textChanged.connect(self._alt_changed)
         mv.addWidget(al)
         mv.addWidget(self.alt)
         row = QHBoxLayout()
@@ -213,7 +234,9 @@ class PicturePane(QWidget):
         self.picture, self._waiting = p, False
         d = p.described
         if not keep_text:
+            self.alt.blockSignals(True)  # the words are filled below, from this text
             self.alt.setPlainText(p.draft or p.alt_text)
+            self.alt.blockSignals(False)
         self.info.setText(details(p))
         cap = d.caption if d is not None else None
         if cap is None or not cap.words or p.withheld:
@@ -223,7 +246,17 @@ class PicturePane(QWidget):
             self._fill_words(p)
         self.draw(None)
 
+    def _alt_changed(self) -> None:
+        p = self.picture
+        cap = p.described.caption if p is not None and p.described is not None else None
+        if self._waiting or cap is None or not cap.words or p.withheld:
+            return
+        if kept_words(cap.words, self.alt.toPlainText()) != self._shown:
+            self._fill_words(p)
+            self.draw(None)
+
     def _clear_words(self, why: str) -> None:
+        self._shown = []
         self.words.blockSignals(True)
         self.words.clear()
         self.words.blockSignals(False)
@@ -233,17 +266,23 @@ class PicturePane(QWidget):
 
     def _fill_words(self, p: Picture) -> None:
         cap = p.described.caption
-        places = [messages.where(cap.attention_map(i)) for i in range(len(cap.words))]
+        shown = kept_words(cap.words, self.alt.toPlainText())
+        if not shown:
+            self._clear_words(NONE_KEPT)
+            return
+        self._shown = shown
+        words = [cap.words[i] for i in shown]
+        places = [messages.where(cap.attention_map(i)) for i in shown]
         self.words.blockSignals(True)
         self.words.clear()
-        for w, place in zip(cap.words, places):
+        for w, place in zip(words, places):
             it = QListWidgetItem(w)
             it.setData(Qt.ItemDataRole.AccessibleDescriptionRole, f"looked {place}")
             self.words.addItem(it)
         self.words.setCurrentRow(-1)
         self.words.blockSignals(False)
         self.words.setAccessibleDescription(WORDS_HELP)
-        self.strip.setAccessibleDescription("; ".join(f"{w}: {pl}" for w, pl in zip(cap.words, places)))
+        self.strip.setAccessibleDescription("; ".join(f"{w}: {pl}" for w, pl in zip(words, places)))
         img = self._image(p)
         if img is None:
             self.strip.clear_words(STRIP_HINT)
@@ -251,11 +290,11 @@ class PicturePane(QWidget):
         t = self.strip.tile
         thumb = fit(img, round(t * 1.6), t)
         self.strip.show_words(pil_to_qpixmap(thumb),
-                              [pil_to_qpixmap(overlay(thumb, cap.attention_map(i))) for i in range(len(cap.words))],
-                              list(cap.words))
+                              [pil_to_qpixmap(overlay(thumb, cap.attention_map(i))) for i in shown], words)
 
     def draw(self, word: int | None) -> None:
-        """The picture as large as the view allows; with ``word``, where the model looked for it, in colour."""
+        """The picture as large as the view allows; with ``word`` (a row of the Words list), where the model
+        looked for it, in colour."""
         p = self.picture
         if p is None or (p.described is None and p.person_text is None and not self._waiting):
             return
@@ -271,9 +310,10 @@ class PicturePane(QWidget):
         if self._waiting or p.status is PictureStatus.DESCRIBING:
             note = messages.captioning(p.name)
             self.view.setAccessibleDescription(note)
-        elif word is not None and cap is not None and 0 <= word < len(cap.words) and not p.withheld:
-            img = overlay(img, cap.attention_map(word))
-            note = messages.attention(cap.words[word], messages.where(cap.attention_map(word)))
+        elif word is not None and cap is not None and 0 <= word < len(self._shown) and not p.withheld:
+            i = self._shown[word]
+            img = overlay(img, cap.attention_map(i))
+            note = messages.attention(cap.words[i], messages.where(cap.attention_map(i)))
             self.view.setAccessibleDescription(note)
             scale = pil_to_qpixmap(legend(64, self.fontMetrics().height()))
         else:
