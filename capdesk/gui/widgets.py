@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPalette, QPixmap
+from PySide6.QtCore import QModelIndex, QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QAccessible, QFocusEvent, QKeyEvent, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAccessibleWidget,
     QLabel,
     QListView,
     QListWidget,
@@ -46,10 +47,18 @@ def button(text: str, desc: str, slot: Callable | None = None) -> QPushButton:
 
 class StatusLabel(QLabel):
     """A line of status text whose accessible name carries the text itself ("Batch status: 3 of 9"),
-    so that flat review and 'where am I' read what is shown, not just what the line is for."""
+    so that flat review and 'where am I' read what is shown, not just what the line is for.
 
-    def __init__(self, title: str, text: str = "") -> None:
+    ``role`` (a status bar, a paragraph) keeps a line that repeats what is said otherwise out of what a
+    screen reader reads with its window: Orca 43 reads a dialog's labels whole each time the focus comes
+    back into it, and an outcome that is also the status line was heard once with the line and once with
+    the control it is said with. Flat review still reads it."""
+
+    def __init__(self, title: str, text: str = "", role: QAccessible.Role | None = None) -> None:
         super().__init__()
+        self.a11y_role = role  # before the first accessible name is set: the screen reader asks for it then
+        if role is not None:
+            _install_status_factory()
         make_plain(self)  # it shows names, captions and a page's words: never read as HTML
         self.title = title
         self.setWordWrap(True)
@@ -60,6 +69,22 @@ class StatusLabel(QLabel):
         # Empty, it has no name: Orca reads a dialog's labels when it opens, and a bare "Alt text status."
         # was heard as part of the dialog's introduction.
         self.setAccessibleName(f"{self.title}: {text}" if text else "")
+
+
+def _status_accessible(key: str, obj: QObject):
+    if isinstance(obj, StatusLabel) and obj.a11y_role is not None:
+        return QAccessibleWidget(obj, obj.a11y_role, "")
+    return None
+
+
+_status_factory = False
+
+
+def _install_status_factory() -> None:
+    global _status_factory
+    if not _status_factory:
+        QAccessible.installFactory(_status_accessible)
+        _status_factory = True
 
 
 def mnemonics(top: QWidget) -> dict[str, list[str]]:

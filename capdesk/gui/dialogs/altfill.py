@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from capdesk.session import messages
@@ -77,7 +78,8 @@ class AltFillDialog(ReportJobDialog):
         lay = QVBoxLayout(self.page)
         lay.addWidget(intro)
         lay.addLayout(form)
-        self._progress_rows(lay, "Alt text")
+        # The status line repeats each outcome, which is said with the control the focus returns to.
+        self._progress_rows(lay, "Alt text", QAccessible.Role.StatusBar)
         self._job_buttons(lay, "Fill the alt text", "Stop after the pictures being described", report=True)
         self.job: AltFillJob | WriteAcceptedJob | None = None
         self.result = None

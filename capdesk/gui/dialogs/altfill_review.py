@@ -9,7 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QVBoxLayout
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAccessibleWidget,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+)
 
 from capdesk.session.altfill_review import ACCEPTED, SKIPPED, UNDECIDED, Choice
 from capdesk.session.messages import plural
@@ -51,11 +60,34 @@ def _sentence(text: str) -> str:
     return text if not text or text.endswith((".", "!", "?")) else text + "."
 
 
+def _plain_container(key: str, obj: QObject):
+    """The list's box is a bare container to the screen reader (AT-SPI "filler"), not a second dialog.
+
+    Orca 43 reads every dialog (and named panel) around a newly focused control with the labels in it:
+    as a dialog of its own inside the Fill dialog, the list's introduction was heard twice when it opened,
+    once with each. A filler is never read as context, so the introduction is heard once, with the Fill
+    dialog around it."""
+    if isinstance(obj, ReviewDialog):
+        return QAccessibleWidget(obj, QAccessible.Role.Client, "")
+    return None
+
+
+_factory_installed = False
+
+
+def _install_factory() -> None:
+    global _factory_installed
+    if not _factory_installed:  # before the first list is asked for its accessible object
+        QAccessible.installFactory(_plain_container)
+        _factory_installed = True
+
+
 class ReviewDialog(QDialog):
     """``on_write(choices)`` is called by Write accepted; the Fill alt text dialog writes them and closes this."""
 
     def __init__(self, parent, session, announcer, choices: list[Choice],
                  on_write: Callable[[list[Choice]], None], on_reject: Callable[[], None] | None = None) -> None:
+        _install_factory()
         super().__init__(parent)
         # Shown inside the Fill alt text dialog, in its page's place: no window of its own, so closing it moves
         # the focus inside one window, and the screen reader does not read that window again whole.
@@ -72,8 +104,9 @@ class ReviewDialog(QDialog):
         for c in choices:
             self.list.addItem(QListWidgetItem(row_text(c)))
         self.field = named(PathEdit(), "Alt text")
-        self.why = StatusLabel("Why to review")
-        self.around = StatusLabel("Text around the picture")
+        # Said with the entry (its description) and with the field: not read again with the window.
+        self.why = StatusLabel("Why to review", role=QAccessible.Role.Paragraph)
+        self.around = StatusLabel("Text around the picture", role=QAccessible.Role.Paragraph)
         self.accept_btn = button("&Accept", "Write this picture's text, as it is in the field", self.accept_current)
         self.skip_btn = button("&Skip", "Write nothing for this picture", self.skip_current)
         self.write_btn = button("&Write accepted", "Write the accepted texts into their files", self.write)

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QTextCursor
+from PySide6.QtGui import QAccessible, QDesktopServices, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -144,12 +144,13 @@ class FolderJobDialog(QDialog):
         form.addRow(lbl, row)
         return self.folder
 
-    def _progress_rows(self, lay: QVBoxLayout, what: str) -> None:
+    def _progress_rows(self, lay: QVBoxLayout, what: str, status_role: QAccessible.Role | None = None) -> None:
         """The bar sits in a status bar, where Orca does not read a bar's changes (its default setting):
         the status line and the spoken milestones tell how far a run is, and the bar's own "100 percent."
-        and "0 percent." were heard before the outcome, and its quarters among the spoken ones."""
+        and "0 percent." were heard before the outcome, and its quarters among the spoken ones.
+        ``status_role``: the status line's role to the screen reader (``StatusLabel``)."""
         self.bar = named(QProgressBar(), f"{what} progress")
-        self.status = StatusLabel(f"{what} status")
+        self.status = StatusLabel(f"{what} status", role=status_role)
         holder = QStatusBar()
         holder.setSizeGripEnabled(False)
         holder.addWidget(self.bar, 1)
@@ -179,12 +180,18 @@ class FolderJobDialog(QDialog):
 
     def _running(self, on: bool) -> None:
         """Start and Cancel swap; the focus goes to the one that can be pressed (a disabled button
-        would drop it somewhere the person did not choose)."""
-        self.cancel_btn.setEnabled(on)
-        self.start_btn.setEnabled(not on)
+        would drop it somewhere the person did not choose). It moves before the button it leaves is
+        turned off: Qt moved it on from a disabled Cancel by itself first, so the control it then went to
+        already had the focus when it was given the outcome to say, and Orca read that a second time."""
         if on:
+            self.cancel_btn.setEnabled(True)
+            self.cancel_btn.setFocus()
+            self.start_btn.setEnabled(False)
             self.bar.setRange(0, 0)
-        (self.cancel_btn if on else self._after_run_focus()).setFocus()
+            return
+        self.start_btn.setEnabled(True)
+        self._after_run_focus().setFocus()
+        self.cancel_btn.setEnabled(False)
 
     def _after_run_focus(self):
         return self.start_btn
@@ -213,12 +220,16 @@ class ReportJobDialog(FolderJobDialog):
     def _start_job(self, job, folder: Path) -> None:
         self.job = job
         self.result = None
-        self.open_btn.setEnabled(False)
-        if job.start():
+        started = job.start()
+        if started:
             self.status.setText(job.started_text())
             self._running(True)
         else:
             self.status.setText(messages.not_a_folder(str(folder)))
+        # Off once the focus has moved on: turned off with the focus on it, Qt moved the focus by itself,
+        # its own description came back while Orca still read it as focused, and "Open the report" was heard.
+        if not started or job.running:  # a job done at once has set it from its outcome already
+            self.open_btn.setEnabled(False)
 
     def cancel(self) -> None:
         super().cancel()
