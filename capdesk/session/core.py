@@ -362,7 +362,7 @@ class Session(Watching):
         at += delta
         if not 0 <= at < len(found):
             self._exploring[p.key] = (p.described, None)
-            return messages.END_OF_FOUND
+            return messages.END_OF_FOUND if delta > 0 else messages.START_OF_FOUND
         self._exploring[p.key] = (p.described, at)
         return messages.found_part(found[at].said(), at + 1, len(found))
 

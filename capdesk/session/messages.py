@@ -385,6 +385,8 @@ def for_the_ear(name: str, text: str, reason: str | None, review: bool, several:
 NOTHING_TO_EXPLORE = "Nothing was found in this picture to explore"
 NOT_DESCRIBED_YET = "This picture is not described yet: nothing to explore"
 END_OF_FOUND = "End of what was found; F7 starts again from the first"
+# Going back (Shift+F7) past the first: the end reached is the start, and the next step back is the last.
+START_OF_FOUND = "Start of what was found; Shift+F7 starts again from the last"
 
 
 def found_part(said: str, number: int, count: int) -> str:

@@ -38,5 +38,6 @@ def test_f7_says_each_thing_found_once_with_where_it_is(qtbot, open_window, tmp_
     assert press(Qt.Key.Key_F7).startswith("End of what was found")
     assert press(Qt.Key.Key_F7) == texts[0]  # starts again
     back = Qt.KeyboardModifier.ShiftModifier
-    assert press(Qt.Key.Key_F7, back).startswith("End of what was found")  # back past the first
+    # Back past the first: its start is said, and which key starts again (it said "F7 ... from the first").
+    assert press(Qt.Key.Key_F7, back) == "Start of what was found; Shift+F7 starts again from the last"
     assert press(Qt.Key.Key_F7, back) == texts[-1]  # and on from the last
