@@ -56,9 +56,8 @@ class StatusLabel(QLabel):
 
     def __init__(self, title: str, text: str = "", role: QAccessible.Role | None = None) -> None:
         super().__init__()
-        self.a11y_role = role  # before the first accessible name is set: the screen reader asks for it then
-        if role is not None:
-            _install_status_factory()
+        if role is not None:  # before the first accessible name is set: the screen reader asks for it then
+            read_as(self, role)
         make_plain(self)  # it shows names, captions and a page's words: never read as HTML
         self.title = title
         self.setWordWrap(True)
@@ -71,20 +70,24 @@ class StatusLabel(QLabel):
         self.setAccessibleName(f"{self.title}: {text}" if text else "")
 
 
-def _status_accessible(key: str, obj: QObject):
-    if isinstance(obj, StatusLabel) and obj.a11y_role is not None:
-        return QAccessibleWidget(obj, obj.a11y_role, "")
-    return None
+def read_as(label: QLabel, role: QAccessible.Role) -> QLabel:
+    """``label`` given to the screen reader as ``role``, not as a label: Orca reads a window's labels with
+    the window. Call it before the label gets its first text: with a screen reader running, Qt builds a
+    label's accessible object (and keeps it) as its text is first set."""
+    global _role_factory
+    label.setProperty("a11y_role", role)
+    if not _role_factory:
+        QAccessible.installFactory(_label_accessible)
+        _role_factory = True
+    return label
 
 
-_status_factory = False
+def _label_accessible(key: str, obj: QObject):
+    role = obj.property("a11y_role") if isinstance(obj, QLabel) else None
+    return QAccessibleWidget(obj, role, "") if role is not None else None
 
 
-def _install_status_factory() -> None:
-    global _status_factory
-    if not _status_factory:
-        QAccessible.installFactory(_status_accessible)
-        _status_factory = True
+_role_factory = False
 
 
 def mnemonics(top: QWidget) -> dict[str, list[str]]:

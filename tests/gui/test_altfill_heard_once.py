@@ -5,7 +5,8 @@ no longer find (the review list's entry, gone with the list), and each dialog or
 focused control too. Heard under Orca (tests/journeys/test_altfill_review_orca.py): the list's introduction
 twice as it opened (with the Fill dialog and with the list as a dialog of its own), an outcome three times
 (in the status line read with the dialog, with the control the focus went to, and as news because that
-control got its words after it had the focus), and "Open the report" as Start was pressed from it.
+control got its words after it had the focus), "Open the report" as Start was pressed from it, and the Fill
+dialog's own introduction (75 words) again before each outcome of the list.
 """
 
 from __future__ import annotations
@@ -25,6 +26,17 @@ window, site = base.window, base.site  # a window told a screen reader runs, a p
 READ_WITH_THE_DIALOG = (QAccessible.Role.StaticText,)
 
 
+@pytest.fixture
+def accessible():
+    """Qt as under a screen reader: it builds a widget's accessible object as soon as the widget changes (a
+    label's first text), not when first asked for. Off, a role given after that looked right here, and Orca
+    still heard a label."""
+    was = QAccessible.isActive()
+    QAccessible.setActive(True)
+    yield
+    QAccessible.setActive(was)
+
+
 def _role(w) -> QAccessible.Role:
     return QAccessible.queryAccessibleInterface(w).role()
 
@@ -41,7 +53,8 @@ def _arrivals(qtbot):
     return seen, moved
 
 
-def test_the_list_is_no_dialog_of_its_own_and_its_repeated_lines_are_not_read_with_the_window(qtbot, window, site):
+def test_the_list_is_no_dialog_of_its_own_and_its_repeated_lines_are_not_read_with_the_window(qtbot, window, site,
+                                                                                           accessible):
     dlg = reviewed(qtbot, window, site)
     rv = dlg.review
     # A bare container: Orca reads no second dialog (with the introduction again) around the list.
@@ -98,3 +111,23 @@ def test_start_from_open_report_moves_the_focus_before_open_report_is_turned_off
     assert left == [True]  # moved by the dialog, not by Qt from a control turned off under it
     assert QApplication.focusWidget() is dlg.cancel_btn and not dlg.open_btn.isEnabled()
     qtbot.waitUntil(lambda: not dlg.job.running, timeout=TIMEOUT)
+
+
+def test_the_introduction_is_the_dialogs_description_until_the_list_opens(qtbot, window, site, accessible):
+    from PySide6.QtWidgets import QLabel
+
+    from capdesk.gui.dialogs import AltFillDialog
+
+    dlg = AltFillDialog(window, str(site))
+    qtbot.addWidget(dlg)
+    intro = next(w for w in dlg.findChildren(QLabel) if w.wordWrap() and w.text().startswith("Images with no alt"))
+    # Read with the dialog as it opens (its description), never again as one of its labels.
+    assert dlg.accessibleDescription() == intro.text()
+    assert _role(intro) not in READ_WITH_THE_DIALOG
+    dlg.show()
+    dlg.report_fmt.setCurrentIndex(2)
+    dlg.start()
+    qtbot.waitUntil(lambda: dlg.review is not None and dlg.review.isVisible(), timeout=TIMEOUT)
+    assert dlg.accessibleDescription() == ""  # leaving the list, Orca reads the dialog again: no 75 words then
+    press(qtbot, dlg.review.list, Qt.Key.Key_Escape)
+    assert dlg.accessibleDescription() == ""

@@ -14,12 +14,17 @@ from capdesk.session import messages
 from capdesk.session.altfill_job import AltFillJob, default_report_path
 from capdesk.session.altfill_review import SKIPPED, UNDECIDED, Choice, ReviewPassJob, WriteAcceptedJob
 
-from ..widgets import named
+from ..widgets import named, read_as
 from .altfill_review import ReviewDialog, picture_said
 from .common import ReportJobDialog
 
 REPORT_SUFFIXES = {0: ".html", 1: ".json"}
 REVIEW_CLOSED = "Review closed; nothing was written"
+INTRO = ("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, PowerPoint, OpenDocument "
+         "and tagged PDF files (or in the one file given) get the description of their picture, or their figure "
+         "caption. Unless you choose otherwise, each proposed text is listed first, to accept, edit or skip, and only "
+         "what you accept is written. Nothing else changes, and each changed file's original is kept in CapDesk's "
+         "backup folder.")
 # The choice of ``capdesk alt-fill --write``, in plain words; the first is the window's default.
 WRITE_CHOICES = (("facts", "Only descriptions said as fact"),
                  ("probably", "Also those said as 'Probably …', or only the picture's kind"),
@@ -32,12 +37,14 @@ class AltFillDialog(ReportJobDialog):
     def __init__(self, window, folder: str = "") -> None:
         super().__init__(window, "Fill alt text in pages and documents")
         form = QFormLayout()
-        intro = QLabel("Images with no alt text in the folder's HTML and Markdown pages and its EPUB, Word, "
-                       "PowerPoint, OpenDocument and tagged PDF files (or in the one file given) get the description "
-                       "of their picture, or their figure caption. Unless you choose otherwise, each proposed text is "
-                       "listed first, to accept, edit or skip, and only what you accept is written. Nothing else "
-                       "changes, and each changed file's original is kept in CapDesk's backup folder.")
+        # The introduction is the dialog's description, read when it opens, not a label: Orca reads a
+        # dialog's labels again whenever the focus comes back from a control it has lost (the review
+        # list's entry), and the 75 words were heard again before every outcome of the list. Its role is
+        # given before its text: a label's first text makes Qt build its accessible object, as a label.
+        intro = read_as(QLabel(), QAccessible.Role.Paragraph)
+        intro.setText(INTRO)
         intro.setWordWrap(True)
+        self.setAccessibleDescription(INTRO)
         self._folder_row(form, folder, "Folder of web pages and documents, or one file")
         self.recursive = named(QCheckBox("&Include sub-folders"), "Include sub-folders")
         self.recursive.setChecked(True)
@@ -116,6 +123,7 @@ class AltFillDialog(ReportJobDialog):
         if isinstance(job, ReviewPassJob) and job.choices and result is not None and not result.interrupted:
             self.review = ReviewDialog(self, self.session, self.announcer, job.choices, self._write_accepted,
                                        self._review_rejected)
+            self.setAccessibleDescription("")  # heard once; the list says its own, and leaving it says no more
             self.review.finished.connect(self._review_closed)
             self.layout().addWidget(self.review)
             self.review.show()
