@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from capdesk.describe import composer, ocr, picture_kind, policy, tags
+from capdesk.describe import composer, ocr, picture_kind, policy, tags, text_gate
 from capdesk.describe.alttext import AltText
 from capdesk.describe.detector import Detection, ObjectFinder
 from capdesk.describe.evidence import Finalist, PictureEvidence, overhead
@@ -216,6 +216,7 @@ class Describer:
         # Loaded at the first picture, on the caption model's providers; a missing or broken one is said once.
         self.objects = ObjectFinder(primary.requested_providers, 1)
         self.kinds = self._kind_model()
+        self.text_gate = self._text_gate()
 
     def _kind_model(self) -> picture_kind.KindModel | None:
         """The picture-kind model of the first engine that carries one for the primary's encoder."""
@@ -230,6 +231,28 @@ class Describer:
             if m is not None:
                 return m
         return None
+
+    def _text_gate(self) -> text_gate.TextGate | None:
+        """The text gate of the first engine that carries one for the primary's encoder."""
+        for e in self.engines.values():
+            if e.bundle.features_key != self.primary.bundle.features_key:
+                continue
+            try:
+                g = text_gate.from_bundle(e.bundle)
+            except BundleError as exc:
+                self.problems.append(str(exc))
+                continue
+            if g is not None:
+                return g
+        return None
+
+    def may_hold_text(self, feats: np.ndarray, kinds: list[tuple[str, float] | None]) -> list[bool]:
+        """For each picture, whether ``--ocr auto``'s test for text should look at it: every picture that is
+        not surely a photo, and the photos the text gate lets through (all of them without a gate)."""
+        if self.text_gate is None or self.options.ocr != "auto":
+            return [True] * len(kinds)
+        gate = self.text_gate.may_hold_text(feats)
+        return [g or (k is not None and k[0] != picture_kind.PHOTO) for g, k in zip(gate, kinds)]
 
     def picture_kinds(self, images: list[Image.Image], feats: np.ndarray) -> list[tuple[str, float] | None]:
         """Each picture's kind and how sure (None where no kind model is installed); ``feats``: the grid."""
@@ -265,6 +288,7 @@ class Describer:
         feats, logits = named["features"], named.get("class_logits")
         routes = self.route(feats)
         kinds = self.picture_kinds(images, feats)
+        texty = self.may_hold_text(feats, kinds)
         decoded = []
         for name in {r.model for r in routes}:
             idx = [i for i, r in enumerate(routes) if r.model == name]
@@ -281,7 +305,7 @@ class Describer:
         for idx, eng, probs, caps in decoded:
             for j, (i, cap) in enumerate(zip(idx, caps)):
                 results[i] = self._finish(paths[i], images[i], cap, eng, routes[i],
-                                          None if probs is None else probs[j], seen[i], kinds[i])
+                                          None if probs is None else probs[j], seen[i], kinds[i], texty[i])
         return results  # type: ignore[return-value]
 
     def _grounding(self, eng: Engine, probs: np.ndarray | None) -> np.ndarray | None:
@@ -339,27 +363,31 @@ class Describer:
             kind=kind[0] if kind else picture_kind.PHOTO, kind_probability=kind[1] if kind else None,
             transparent=cut_out_share(img))
 
-    def read_text(self, img: Image.Image, lines_out: list | None = None) -> tuple[str | None, TextStatus]:
+    def read_text(self, img: Image.Image, lines_out: list | None = None,
+                  may_hold_text: bool = True) -> tuple[str | None, TextStatus]:
         """The text in ``img`` worth saying as the options ask, and what became of reading it (``lines_out``:
-        its lines with where each is, as ``ocr.read_text`` gives them)."""
+        its lines with where each is, as ``ocr.read_text`` gives them). ``may_hold_text``: False where the
+        text gate found no sign of text, which ``--ocr auto`` takes as the test's answer."""
         o = self.options
         if o.ocr not in ("always", "auto"):  # "auto": a cheap test for text on every picture, read where found
             return None, TextStatus.SKIPPED
         if not ocr.available():
             return None, TextStatus.UNAVAILABLE
+        if o.ocr == "auto" and not may_hold_text:
+            return None, TextStatus.NONE
         read = ocr.read_text if o.ocr == "always" else ocr.read_if_found
         text = text_worth_saying(read(img, upscale=o.text_upscale, lines_out=lines_out, upright=o.text_upright))
         return text, TextStatus.READ if text else TextStatus.NONE
 
     def _finish(self, path: str, img: Image.Image, cap: Caption, eng: Engine, where: Route,
                 probs: np.ndarray | None = None, objects: list[Detection] | None = None,
-                kind: tuple[str, float] | None = None) -> Described:
+                kind: tuple[str, float] | None = None, may_hold_text: bool = True) -> Described:
         t = eng.bundle.manifest.get("tags", {})
         tag_list = tags.top_tags(cap.class_logits, eng.labels, t.get("threshold", DEFAULT_TAG_THRESHOLD),
                                  t.get("max_tags", MAX_TAGS))
         o = self.options
         lines: list = []
-        text, status = self.read_text(img, lines)
+        text, status = self.read_text(img, lines, may_hold_text)
         size = original_size(img)
         d = Described(path, cap, eng.name, where.in_domain, where.ratio, tag_list, text, image_size=size,
                       text_status=status, facts=picture_facts(img, size), objects=list(objects or []),
