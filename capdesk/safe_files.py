@@ -144,7 +144,11 @@ def read_limited(path: str | os.PathLike[str], limit: int, *, follow: bool = Fal
     with os.fdopen(fd, "rb") as fh:
         if st.st_size > limit:
             raise _too_large(path, st.st_size, limit)
-        raw = fh.read(limit + 1)
+        # What the file says it holds, and a byte more to see it grow: read(limit + 1) would take
+        # the whole bound in memory first (512 MiB for a 10 kB document).
+        raw = fh.read(st.st_size + 1)
+        if len(raw) > st.st_size:  # grown since the fstat: the rest, no further than the bound
+            raw += fh.read(limit + 1 - len(raw))
     if len(raw) > limit:
         raise _too_large(path, len(raw), limit)
     return raw, st

@@ -34,6 +34,8 @@ MAX_TOP_MODULES = 12
 MAX_COMPLEXITY = 15
 MAX_COMPLEXITY_CLI = 10
 MAX_COMMAND_LINES = 40
+# alt-fill's modules: each kind of file behind one interface (altfill/formats/), no module past this.
+MAX_ALTFILL_LINES = 450
 OVER_THE_CAP = {
     "capdesk/model/manifest.py:validate",  # one check a manifest field, each with its own message
     "training/train.py:train",  # the training loop with its resume, early stop and checkpoints
@@ -216,6 +218,12 @@ def test_qt_comes_from_the_essentials_package():
         for path in root.rglob("*.py"):
             used |= {n.split(".")[1] for n in imported_names(path, "x") if n.startswith("PySide6.")}
     assert used and used <= QT_ESSENTIALS, used - QT_ESSENTIALS
+
+
+def test_altfill_modules_stay_small():
+    long = {str(p.relative_to(ROOT)): n for p in (PACKAGE / "altfill").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_ALTFILL_LINES}
+    assert not long, f"split these (at most {MAX_ALTFILL_LINES} lines a module in altfill/): {long}"
 
 
 def test_no_import_circles():

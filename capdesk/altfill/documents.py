@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import shutil
-import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from capdesk.altfill import file_checks
 from capdesk.altfill.backups import write_change
 from capdesk.altfill.context import document_lang
 from capdesk.altfill.epub import Epub, find_epub, metadata_edit
@@ -38,7 +38,7 @@ from capdesk.altfill.rows import (
 )
 from capdesk.altfill.spots import Spot
 from capdesk.altfill.xmlscan import Part, PartError, parse_part
-from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES, ZipDoc, ZipRefused
+from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
 from capdesk.describe.describer import Described
 
 DOC_SUFFIXES = {".epub": "epub", ".docx": "docx", ".pptx": "pptx", ".odt": "odt", ".odp": "odp", ".xlsx": "xlsx",
@@ -76,12 +76,7 @@ def scan_document(path: Path) -> Doc:
     kind = DOC_SUFFIXES[path.suffix.lower()]
     doc = Doc(path, kind, PageRow(str(path), "unchanged", kind=kind))
     try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise ZipRefused("not a regular file")
-        if st.st_size > MAX_DOCUMENT_BYTES:
-            raise ZipRefused(f"too large ({st.st_size:,} bytes)")
-        doc.raw = path.read_bytes()
+        doc.raw = file_checks.read_bounded(path, file_checks.MAX_DOCUMENT_BYTES)
         doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
         doc.zip = ZipDoc(doc.raw)
         if kind == "epub":
@@ -263,7 +258,7 @@ def picture_file(doc: Doc, entry: str, row: ImageRow, store: PictureStore, spot:
     return None
 
 
-def apply_spot(doc: Doc, spot: Spot, row: ImageRow, d: Described | None, write: str = "all") -> None:
+def apply_spot(doc: Doc, spot: Spot, row: ImageRow, d: Described | None, write: str = "facts") -> None:
     text = take_description(row, d, write)
     if text is not None:
         place_spot(doc, spot, row, text)
@@ -334,20 +329,50 @@ def write_document(doc: Doc, result: AltFillResult, dry_run: bool, backup_dir: P
     if not changed:
         return
     try:
-        for name, data in changed.items():  # the result must still be well-formed XML, read again
-            parse_part(name, data)
         data = doc.zip.rebuild(changed)
-        ZipDoc(data)
-    except (ZipRefused, PartError) as exc:
-        _failed(doc, rows, f"the change would not read back ({exc})")
-        return
+        why = reads_back(doc, data)
+    except ZipRefused as exc:
+        why = str(exc)
     except MemoryError:  # this document's failure, never the end of the run
         _failed(doc, rows, "too large to change in the memory left")
+        return
+    if why:
+        _failed(doc, rows, f"the change would not read back ({why})")
         return
     result.diffs[str(doc.path)] = tag_diff(doc)
     why = write_change(doc.row, rows, doc.path, doc.raw, doc.digest, data, dry_run, backup_dir, before_write)
     if why:
         _failed(doc, rows, why)
+
+
+def reads_back(doc: Doc, data: bytes) -> str:
+    """Why the document as it would be written (``data``) does not read back: a zip that would not be
+    opened again, or a changed part no longer well-formed XML as read from it; "" when it reads back."""
+    names = {spot.part for spot, _, _ in doc.edits}
+    if doc.meta_piece and doc.epub is not None:
+        names.add(doc.epub.opf.name)
+    try:
+        again = ZipDoc(data)
+        for name in sorted(names):
+            parse_part(name, again.read(name))
+    except (ZipRefused, PartError) as exc:
+        return str(exc)
+    return ""
+
+
+def plan_document(doc: Doc, include_empty: bool, store: PictureStore, result: AltFillResult,
+                  files: dict) -> list[tuple]:
+    """A scanned document's rows added to ``result``, its pictures to ``files``; the (spot, row, key) of
+    each picture to fill."""
+    wanted: list[tuple] = []
+    for spot in doc.spots:
+        row, entry = plan_spot(doc, spot, include_empty)
+        result.images.append(row)
+        file = picture_file(doc, entry, row, store, spot) if entry else None
+        if file is not None:
+            files.setdefault(str(file), file)
+            wanted.append((spot, row, str(file)))
+    return wanted
 
 
 def _failed(doc: Doc, rows: list[ImageRow], why: str) -> None:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from capdesk.altfill import file_checks
 from capdesk.altfill.backups import write_change
 from capdesk.altfill.pdf_captions import (
     Captions,
@@ -43,7 +43,6 @@ from capdesk.altfill.pdf_update import changed_beyond_alt, incremental_update
 from capdesk.altfill.picture_ids import pdf_figure_id
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, foreign, language_note
 from capdesk.altfill.spots import is_file_name
-from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
 from capdesk.imageio import MAX_PIXELS
 
 NOT_TAGGED = "not tagged: it has no structure for alt text to belong to"
@@ -125,12 +124,7 @@ def scan_pdf(path: Path, allow_signed: bool = False) -> PdfDoc:
     ``allow_signed``, and never one certified with no changes allowed) has its row's error."""
     doc = PdfDoc(path, PageRow(str(path), "unchanged", kind="pdf"))
     try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise PdfRefused("not a regular file")
-        if st.st_size > MAX_DOCUMENT_BYTES:
-            raise PdfRefused(f"too large ({st.st_size:,} bytes)")
-        doc.raw = path.read_bytes()
+        doc.raw = file_checks.read_bounded(path, file_checks.MAX_DOCUMENT_BYTES)
         doc.digest = doc.row.sha256 = hashlib.sha256(doc.raw).hexdigest()
         doc.reader, doc.figures, doc.roles, doc.signed = _read(doc.raw, allow_signed)
         doc.row.lang = _lang(doc.reader)
@@ -381,12 +375,10 @@ def write_pdf(doc: PdfDoc, result: AltFillResult, dry_run: bool, backup_dir: Pat
     rows = [r for _, r in doc.edits]
     try:
         data = incremental_update(doc)
-        # The result must read back with the same structure tree, only the /Alt given changed.
-        why = changed_beyond_alt(doc, data, doc.roles)
-    except PdfRefused as exc:
-        why = str(exc)
-    except Exception as exc:  # noqa: BLE001 (a reader's fault on the file written: this file's, never the run's)
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+    except Exception as exc:  # noqa: BLE001 (PdfRefused, or a reader's fault: this file's, never the run's)
+        why = _said(exc)
+    else:
+        why = reads_back(doc, data)
     if why:
         _failed(doc, rows, f"the change would not read back ({why})")
         return
@@ -398,6 +390,21 @@ def write_pdf(doc: PdfDoc, result: AltFillResult, dry_run: bool, backup_dir: Pat
         _failed(doc, rows, why)
     elif doc.signed:
         doc.row.note = "; ".join(n for n in (doc.row.note, SIGNED_UPDATED) if n)
+
+
+def reads_back(doc: PdfDoc, data: bytes) -> str:
+    """Why the PDF as it would be written does not read back with the same structure tree, only the /Alt
+    given changed; "" when it does."""
+    try:
+        return changed_beyond_alt(doc, data, doc.roles) or ""
+    except Exception as exc:  # noqa: BLE001 (PdfRefused, or a reader's fault on the file written)
+        return _said(exc)
+
+
+def _said(exc: Exception) -> str:
+    if isinstance(exc, PdfRefused):
+        return str(exc)
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
 
 
 def _failed(doc: PdfDoc, rows: list[ImageRow], why: str) -> None:

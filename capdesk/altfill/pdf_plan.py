@@ -3,22 +3,17 @@ review (``pdf_untagged``); and each, once described, given its text or its listi
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from capdesk.altfill.pdf import PdfDoc, PdfRefused, picture_bytes, place_alt, plan_figure, scan_pdf
+from capdesk.altfill.pdf import PdfDoc, PdfRefused, picture_bytes, place_alt, plan_figure
 from capdesk.altfill.pdf_untagged import list_text, plan_untagged
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, take_description
 from capdesk.describe.describer import Described
 
 
-def plan_pdf(path: Path, include_empty: bool, store, result: AltFillResult, files: dict,
-             allow_signed: bool = False) -> tuple[PdfDoc, list[tuple]]:
-    """A PDF scanned: its rows added to ``result``, its pictures to ``files``; the PDF, with the (figure or
-    picture, row, key) of each to describe."""
-    doc = scan_pdf(path, allow_signed)
-    result.pages.append(doc.row)
+def plan_pdf(doc: PdfDoc, include_empty: bool, store, result: AltFillResult, files: dict) -> list[tuple]:
+    """A scanned PDF's rows added to ``result``, its pictures to ``files``; the (figure or picture, row, key)
+    of each to describe."""
     if doc.untagged:
-        return doc, plan_untagged(doc, store, result, files)
+        return plan_untagged(doc, store, result, files)
     wanted: list[tuple] = []
     for fig in doc.figures:
         row, describe = plan_figure(doc, fig, include_empty)
@@ -35,7 +30,7 @@ def plan_pdf(path: Path, include_empty: bool, store, result: AltFillResult, file
             continue
         files.setdefault(str(file), file)
         wanted.append((fig, row, str(file)))
-    return doc, wanted
+    return wanted
 
 
 def fill_pdf_row(doc: PdfDoc, item, row: ImageRow, d: Described | None, write: str) -> None:

@@ -16,18 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from capdesk.altfill.documents import Doc, is_document, place_spot, scan_document, spot_digest, write_document
+from capdesk.altfill import file_checks, formats
 from capdesk.altfill.dry_run import as_dry_run
-from capdesk.altfill.fill import MAX_PAGE_BYTES, _Page, place_text, scan_page, write_page
 from capdesk.altfill.html_images import ScanCancelled
-from capdesk.altfill.pdf import PdfDoc, is_pdf, place_alt, scan_pdf, write_pdf
-from capdesk.altfill.pdf_untagged import refuse_listed
-from capdesk.altfill.picture_ids import page_picture_id, pdf_figure_id
-from capdesk.altfill.review_bind import picture_changed, refused, review_digests
+from capdesk.altfill.options import Writing
+from capdesk.altfill.review_bind import refused, review_digests
 from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_review, digests_path: API)
     COLUMNS,
     Reviewed,
@@ -37,12 +33,9 @@ from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_revi
     roots_cell,
     write_rows,
 )
-from capdesk.altfill.review_match import Matcher, not_found_error
+from capdesk.altfill.review_fill import one_line
 from capdesk.altfill.rows import AltFillResult, FillStatus, ImageRow, PageRow, said_words
-from capdesk.altfill.spots import is_file_name
-from capdesk.altfill.zipsafe import MAX_DOCUMENT_BYTES
-from capdesk.safe_files import atomic_write, read_limited
-from capdesk.sidecars.xmp import clean_text
+from capdesk.safe_files import atomic_write
 
 CHANGED = "it changed since the review, so it was left as it is; review it again"
 UNLISTED = "it is not in the review's list of documents (no digest of it), so it was left"
@@ -111,29 +104,19 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
             wanted.setdefault(r.document, []).append(r)
     for name, why in outside.items():  # one line each; the rest of the review is written
         result.pages.append(PageRow(name, "failed", error=why, kind=_kind(Path(name))))
-    writing = _Writing(dry_run, backup_dir, before_write, epub_metadata)
+    writing = Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
         _apply_one(Path(name), chosen, result, writing)
     return as_dry_run(result)
-
-
-@dataclass(frozen=True)
-class _Writing:
-    """How the reviewed texts are written: the same for every file of one review."""
-
-    dry_run: bool
-    backup_dir: Path | None
-    before_write: Callable[[Path], None] | None
-    epub_metadata: bool
 
 
 def _current(path: Path, chosen: list[Reviewed], result: AltFillResult) -> tuple[list[Reviewed], str]:
     """The rows that may be written into ``path`` as it is now: those reviewed on its present bytes,
     read with the bound of its kind from a descriptor opened without waiting. The document is named
     when none may."""
-    limit = MAX_DOCUMENT_BYTES if is_document(path) or is_pdf(path) else MAX_PAGE_BYTES
-    try:
-        raw, _ = read_limited(os.path.realpath(path), limit)  # resolved when the review's folders were checked
+    fmt = formats.for_file(path) or formats.get("page")
+    try:  # resolved when the review's folders were checked
+        raw = file_checks.read_bounded(os.path.realpath(path), fmt.max_bytes(), follow=False)
     except OSError as exc:
         result.pages.append(PageRow(str(path), "failed", error=exc.strerror or str(exc), kind=_kind(path)))
         return [], ""
@@ -149,18 +132,12 @@ def _current(path: Path, chosen: list[Reviewed], result: AltFillResult) -> tuple
 def _pictures_now(path: Path) -> tuple[PageRow, list[tuple[str, tuple[str, str], str]]]:
     """A file's row as scanned now, and each picture's identity and (location, address), with the alt
     text it has."""
-    if is_pdf(path):
-        pdf = scan_pdf(path)
-        return pdf.row, [(pdf_figure_id(f.ref, f.number), (f.location, f.src), f.alt or "") for f in pdf.figures]
-    if is_document(path):
-        doc = scan_document(path)
-        return doc.row, [(s.picture_id, (s.location, s.src), "" if s.placeholder else s.alt or "") for s in doc.spots]
+    fmt = formats.for_file(path) or formats.get("page")
     try:
-        page = scan_page(path)
-    except ScanCancelled:  # not asked to stop: no page scan is cancelled here
+        doc = fmt.scan(path)
+    except ScanCancelled:  # not asked to stop: no scan is cancelled here
         return PageRow(str(path), "failed"), []
-    return page.row, [(page_picture_id(n), (f"line {f.line}", f.src or ""), "" if f.placeholder else f.alt or "")
-                      for n, f in enumerate(page.found, 1)]
+    return doc.row, [(p.picture_id, (p.location, p.src), p.alt) for p in fmt.pictures(doc)]
 
 
 def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) -> bool:
@@ -177,7 +154,7 @@ def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) 
     seen: dict[tuple[str, str], int] = {}
     for r in chosen:
         key = (r.location, r.picture)
-        text = _one_line(r.text)
+        text = one_line(r.text)
         if r.picture_id:  # the picture the row names, where the review said it is
             if text and by_id.get(r.picture_id) != (key, text):
                 return False
@@ -188,7 +165,7 @@ def _already_written(path: Path, chosen: list[Reviewed], result: AltFillResult) 
     row.status, row.note, row.error = "unchanged", ALREADY, None
     result.pages.append(row)
     result.images += [ImageRow(str(path), 0, 0, r.picture, FillStatus.KEPT, location=r.location,
-                               alt_text=_one_line(r.text), note="already written") for r in chosen]
+                               alt_text=one_line(r.text), note="already written") for r in chosen]
     return True
 
 
@@ -201,130 +178,20 @@ def _read_as_checked(row: PageRow, now: str, result: AltFillResult) -> bool:
     return row.status != "failed"
 
 
-def _apply_one(path: Path, chosen: list[Reviewed], result: AltFillResult, how: _Writing) -> None:
+def _apply_one(path: Path, chosen: list[Reviewed], result: AltFillResult, how: Writing) -> None:
     chosen, now = _current(path, chosen, result)
     if not chosen:
         return
-    if is_pdf(path):
-        pdf = scan_pdf(path)
-        if not _read_as_checked(pdf.row, now, result):
-            return
-        _fill_pdf(pdf, chosen, result)
-        write_pdf(pdf, result, how.dry_run, how.backup_dir, how.before_write)
-    elif is_document(path):
-        doc = scan_document(path)
-        if not _read_as_checked(doc.row, now, result):
-            return
-        _fill_document(doc, chosen, result)
-        write_document(doc, result, how.dry_run, how.backup_dir, how.before_write, epub_metadata=how.epub_metadata)
-    else:
-        try:
-            page = scan_page(path)
-        except ScanCancelled:  # not asked to stop: no page scan is cancelled here
-            return
-        if not _read_as_checked(page.row, now, result):
-            return
-        _fill_page(page, chosen, result)
-        if page.inserts:
-            write_page(page, result, how.dry_run, how.backup_dir, how.before_write)
+    fmt = formats.for_file(path) or formats.get("page")
+    try:
+        doc = fmt.scan(path)
+    except ScanCancelled:  # not asked to stop: no scan is cancelled here
+        return
+    if not _read_as_checked(doc.row, now, result):
+        return
+    fmt.fill_reviewed(doc, chosen, result)
+    fmt.write(doc, result, how)
 
 
 def _kind(path: Path) -> str:
-    return path.suffix.lower().lstrip(".") if is_document(path) or is_pdf(path) else "page"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(clean_text(text).split())
-
-
-def _take(match: Matcher, row: ImageRow, result: AltFillResult, digest: str = "") -> tuple[Reviewed | None, str | None]:
-    """The review row for this picture (``review_match``) and its text on one line, the picture's row
-    reported; (None, None) when the review has no row for it, (the row, None) when the row may not be
-    written onto it (the report says why)."""
-    r, why = match.pick(row, digest)
-    if r is None:
-        return None, None
-    result.images.append(row)
-    if why:  # the text was reviewed on another picture, or two rows claim this one: it goes onto none
-        row.proposed, row.status, row.error = _one_line(r.text), FillStatus.FAILED, why
-        return r, None
-    return r, _one_line(r.text)
-
-
-def _decide(row: ImageRow, text: str, has_alt: str | None, problem: str) -> bool:
-    """Whether ``text`` goes in; the row says why not when it does not."""
-    row.proposed = text
-    if not text:
-        row.status, row.note = FillStatus.SKIPPED, "its text is empty in the review (empty alt marks it decorative)"
-        return False
-    if has_alt:
-        row.status, row.alt_text = FillStatus.KEPT, has_alt
-        if has_alt != text:
-            row.note = "it has alt text now, which was left as it is"
-        return False
-    if problem:
-        row.status, row.note = FillStatus.SKIPPED, problem
-        return False
-    return True
-
-
-def _not_found(path: Path, match: Matcher, result: AltFillResult) -> None:
-    for r in match.unmatched():
-        result.images.append(ImageRow(str(path), 0, 0, r.picture, FillStatus.FAILED, location=r.location,
-                                      error=not_found_error(r), proposed=r.text, picture_id=r.picture_id))
-
-
-def _fill_page(page: _Page, chosen: list[Reviewed], result: AltFillResult) -> None:
-    match = Matcher(chosen)
-    for n, f in enumerate(page.found, 1):
-        row = ImageRow(str(page.path), f.line, f.column, f.src or "", FillStatus.KEPT, syntax=f.syntax,
-                       before=f.source, alt_text=f.alt or "", context=f.context, picture_id=page_picture_id(n))
-        r, text = _take(match, row, result)
-        if r is None or text is None:
-            continue
-        swapped = picture_changed(r, row, page.path)
-        if swapped:  # the text was reviewed on another picture: it is not put on this one
-            row.proposed, row.status, row.error = text, FillStatus.FAILED, swapped
-            continue
-        if _decide(row, text, None if f.placeholder else f.alt, f.problem):
-            edit = place_text(row, f, text)
-            if edit is not None:
-                page.inserts.append((*edit, row))
-    _not_found(page.path, match, result)
-
-
-def _fill_document(doc: Doc, chosen: list[Reviewed], result: AltFillResult) -> None:
-    match = Matcher(chosen)
-    for spot in doc.spots:
-        alt = None if spot.placeholder else spot.alt
-        # A text alternative as a fill counts one: alt text, a decorative mark (alt="" among them), a label.
-        has_one = alt is not None or bool(spot.decorative or spot.labelled)
-        row = ImageRow(str(doc.path), spot.line, spot.column, spot.src,
-                       FillStatus.KEPT if has_one else FillStatus.SKIPPED, before=spot.before, alt_text=alt or "",
-                       syntax=doc.kind, location=spot.location, context=spot.context, picture_id=spot.picture_id)
-        doc.rows.append(row)  # all of them: whether every picture has alt text afterwards is said from these
-        _, text = _take(match, row, result, spot_digest(doc, spot))
-        if text is None or (not text and has_one):  # no text for a picture marked decorative: it stays so
-            continue
-        if _decide(row, text, alt, spot.problem or ("" if spot.make else "no place to write")):
-            place_spot(doc, spot, row, text)
-    _not_found(doc.path, match, result)
-
-
-def _fill_pdf(doc: PdfDoc, chosen: list[Reviewed], result: AltFillResult) -> None:
-    if doc.untagged:  # its rows are a listing: there is nowhere in it to write a text
-        refuse_listed(doc, chosen, result)
-        return
-    match = Matcher(chosen)
-    for fig in doc.figures:
-        alt = None if fig.alt is None or not fig.alt.strip() or is_file_name(fig.alt) else fig.alt
-        row = ImageRow(str(doc.path), fig.page, fig.number, fig.src, FillStatus.KEPT if alt else FillStatus.SKIPPED,
-                       alt_text=alt or "", syntax="pdf", location=fig.location, context=fig.context,
-                       picture_id=pdf_figure_id(fig.ref, fig.number))
-        _, text = _take(match, row, result)
-        if text is None:
-            continue
-        no_place = "the element is not an object of its own, so nothing can be added to it"
-        if _decide(row, text, alt, no_place if fig.ref is None else ""):
-            place_alt(doc, fig, row, text)
-    _not_found(doc.path, match, result)
+    return formats.kind_of(path)

@@ -19,9 +19,9 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from capdesk.altfill.file_checks import MAX_DOCUMENT_BYTES
 from capdesk.altfill.xmlscan import ElementBudget
 
-MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 50_000
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # one part or picture, inflated
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # every entry, inflated

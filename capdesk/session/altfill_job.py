@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from capdesk.altfill.fill import default_backup_dir, run_alt_fill
+from capdesk.altfill.fill import Hooks, default_backup_dir, run_fill
+from capdesk.altfill.options import AltFillOptions
 from capdesk.session import messages
 from capdesk.session.core import Session
 from capdesk.session.jobs import FolderJob
@@ -37,6 +38,12 @@ class AltFillJob(FolderJob):
         self.backup_dir = backup_dir
         self.epub_metadata = epub_metadata
         self.write = write  # facts | probably | all: which texts are written, the rest listed for review
+
+    def options(self) -> AltFillOptions:
+        """The dialog's choices as the command line's: the folder (or file) chosen is the one path."""
+        return AltFillOptions((str(self.folder),), recursive=self.recursive, include_empty=self.include_empty,
+                              dry_run=self.dry_run, epub_metadata=self.epub_metadata, write=self.write,
+                              previews=self.report.lower().endswith((".html", ".htm")))
 
     def can_start(self) -> bool:
         """A folder of pages and documents, or one page or document (EPUB, Word, PowerPoint, OpenDocument, PDF)."""
@@ -65,11 +72,9 @@ class AltFillJob(FolderJob):
 
         post = self.session.runner.post
         backups = None if self.dry_run else (self.backup_dir or default_backup_dir())
-        result = run_alt_fill([self.folder], self.session.describer(), recursive=self.recursive,
-                              include_empty=self.include_empty, dry_run=self.dry_run, backup_dir=backups,
-                              progress=lambda d, t, name: post(lambda: self._progress(d, t, name)),
-                              cancelled=self.cancel_event.is_set, epub_metadata=self.epub_metadata,
-                              write=self.write, previews=self.report.lower().endswith((".html", ".htm")))
+        hooks = Hooks(backup_dir=backups, progress=lambda d, t, name: post(lambda: self._progress(d, t, name)),
+                      cancelled=self.cancel_event.is_set)
+        result = run_fill(self.options(), self.session.describer(), hooks)
         if self.report:
             Path(self.report).parent.mkdir(parents=True, exist_ok=True)
             write_report(result, Path(self.report))

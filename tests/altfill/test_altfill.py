@@ -306,7 +306,7 @@ def test_fills_the_right_images_and_nothing_else(site, describer, alts, tmp_path
 
     describer.describe_chunk = spy
     try:
-        result = run_alt_fill([site], describer, recursive=True, backup_dir=backups)
+        result = run_alt_fill([site], describer, recursive=True, backup_dir=backups, write="all")
     finally:
         del describer.describe_chunk
     # Each picture once, though several pages show it; the missing one is never asked for.

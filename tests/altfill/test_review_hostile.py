@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES
 
-from capdesk.altfill import review as review_mod
-from capdesk.altfill import review_file
+from capdesk.altfill import file_checks, review_file
 from capdesk.altfill.fill import FillStatus, run_alt_fill
 from capdesk.altfill.review import COLUMNS, ReviewError, apply_review, digests_path, read_review, write_review
 from capdesk.altfill.review_bind import OUTSIDE_REVIEW
@@ -168,7 +167,7 @@ def test_a_page_past_its_bound_is_not_read_and_the_rest_written(site, monkeypatc
     d, review, rows = site
     big = d / "big.html"  # an 8 GB sparse file in the real world; past the bound this test sets here
     big.write_bytes(b"<p>" + b"x" * 4096 + b'<img src="c.png"></p>\n')
-    monkeypatch.setattr(review_mod, "MAX_PAGE_BYTES", 1024)
+    monkeypatch.setattr(file_checks, "MAX_PAGE_BYTES", 1024)  # every page is read through file_checks
     big_row = dict(rows[0], document=str(big), document_sha256=hashlib.sha256(big.read_bytes()).hexdigest())
     save(review, [rows[1], big_row])
     code, err = cli(capsys, "--review-in", str(review))
