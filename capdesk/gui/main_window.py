@@ -9,16 +9,18 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
+    QFrame,
     QLabel,
     QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -53,7 +55,10 @@ class MainWindow(QMainWindow):
         self.setStatusBar(StatusBar())
         self._build()
         self._build_menus()
-        window_size.place(self, self.settings.window_size, QGuiApplication.primaryScreen())
+        screen = QGuiApplication.primaryScreen()
+        if screen is not None and window_size.too_small(self.minimumSizeHint(), screen.availableGeometry()):
+            self._scroll_content()
+        window_size.place(self, self.settings.window_size, screen)
         self.focus_keeper = FocusKeeper(self, self.list)
         self._alt_guard = RepostedAltGuard(self)
         QApplication.instance().installEventFilter(self._alt_guard)
@@ -73,6 +78,30 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, lambda: s.say(settings_problem))
 
     # -- construction ----------------------------------------------------------------------
+    def _scroll_content(self) -> None:
+        """On a screen smaller than the window's least size (a small screen at 200% scaling), the content in a
+        scroll area: the window then fits, and moving the focus scrolls each control into view. Only then,
+        so that on every other screen the window's accessible tree is as it always was."""
+        area = QScrollArea(self)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidget(self.takeCentralWidget())
+        self.setCentralWidget(area)
+
+        # Whatever moves the focus (Tab, a mnemonic such as Alt+I, a shortcut), the control it lands on is
+        # scrolled into view: a magnifier user or a sighted keyboard user sees where the focus is.
+        # A control larger than the view (the Images list) shows its top-left part, where its reading begins.
+        def show(_old, new) -> None:
+            content = area.widget()
+            if new is None or content is None or not content.isAncestorOf(new):
+                return
+            at = new.mapTo(content, QPoint(0, 0))
+            w = min(new.width(), area.viewport().width() - 16) // 2
+            h = min(new.height(), area.viewport().height() - 16) // 2
+            area.ensureVisible(at.x() + w, at.y() + h, w + 8, h + 8)
+
+        QApplication.instance().focusChanged.connect(show)
+
     def _build(self) -> None:
         split = QSplitter(Qt.Orientation.Horizontal, self)
         left = QWidget()

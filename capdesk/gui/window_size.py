@@ -26,6 +26,13 @@ def fitted(wanted: QSize, minimum: QSize, available: QRect) -> QRect:
     return QRect(x, y, w, h)
 
 
+def too_small(minimum: QSize, available: QRect) -> bool:
+    """Whether a window that needs ``minimum`` cannot fit ``available`` with its frame (a 1024x768 screen at
+    200% scaling gives 512x384)."""
+    return minimum.width() > available.width() - FRAME.width() or \
+        minimum.height() > available.height() - FRAME.height()
+
+
 def place(window, remembered: list[int], screen: QScreen | None) -> None:
     """Size and place ``window`` for ``screen`` (its available area: the screen less panels and docks)."""
     wanted = QSize(*remembered) if len(remembered) == 2 else DEFAULT

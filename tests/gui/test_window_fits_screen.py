@@ -1,5 +1,7 @@
 """The main window opens within the screen it is on: at 1024x768 (at 100% and at 200% scaling) every control is
-inside the screen's available area, and a size remembered from a larger monitor is fitted, not kept. Real Qt
+inside the screen's available area, and a size remembered from a larger monitor is fitted, not kept. On a screen
+smaller than the window's least size (1024x768 pixels at 200% scaling: 512x384) the window still fits, its
+content scrolls, and moving the focus with Tab brings every control into view. Real Qt
 (offscreen, with a screen of the test's own size), the real main window, in a process of its own because Qt's
 screens are fixed for a process's life."""
 
@@ -36,7 +38,22 @@ for c in w.findChildren(object):
             outside.append([type(c).__name__, c.accessibleName(), top_left.x(), top_left.y(),
                             bottom_right.x(), bottom_right.y()])
 g = w.geometry()
-print(json.dumps({"available": [avail.x(), avail.y(), avail.width(), avail.height()],
+# Tab through the window: each control that takes the focus must then be in view, at least its top-left corner
+# and a part of it inside the screen's available area.
+out_of_view, walked = [], set()
+for _ in range(80):
+    w.focusNextChild()
+    app.processEvents()
+    f = app.focusWidget()
+    if f is None or f.window() is not w:
+        continue
+    walked.add(f.accessibleName() or type(f).__name__)
+    corner = f.mapToGlobal(f.rect().topLeft())
+    inner = f.mapToGlobal(f.rect().topLeft() + f.rect().center() / 8)
+    if not (avail.contains(corner) and avail.contains(inner) and g.contains(inner)):
+        out_of_view.append([type(f).__name__, f.accessibleName(), corner.x(), corner.y()])
+print(json.dumps({"out_of_view": out_of_view, "walked": sorted(walked),
+                  "available": [avail.x(), avail.y(), avail.width(), avail.height()],
                   "window": [g.x(), g.y(), g.width(), g.height()], "dpr": app.primaryScreen().devicePixelRatio(),
                   "outside": outside}))
 w.ask_unsaved = lambda *a: None
@@ -81,3 +98,13 @@ def test_a_size_remembered_from_a_larger_monitor_is_fitted(tmp_path):
 def test_a_size_that_fits_is_kept(tmp_path):
     seen = _open(tmp_path, 1920, 1080, 1, remembered=[1000, 700])
     assert seen["window"][2:] == [1000, 700], seen
+
+
+def test_on_a_screen_smaller_than_the_window_the_content_scrolls_and_tab_reaches_every_control(tmp_path):
+    seen = _open(tmp_path, 512, 384, 2)  # a 1024x768 screen at 200% scaling
+    ax, ay, aw, ah = seen["available"]
+    x, y, w, h = seen["window"]
+    assert ax <= x and ay <= y and x + w <= ax + aw and y + h <= ay + ah, seen
+    assert seen["out_of_view"] == [], seen
+    for name in ("Images", "Alt text", "Caption again (F5)", "Copy alt text (Ctrl+Shift+C)"):
+        assert name in seen["walked"], seen["walked"]
