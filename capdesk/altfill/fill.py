@@ -96,7 +96,7 @@ def run_alt_fill(paths: Iterable[str | os.PathLike[str]], describer: Describer, 
                  progress: ProgressFn | None = None,
                  cancelled: Callable[[], bool] = lambda: False, before_write: Callable[[Path], None] | None = None,
                  batch_size: int = 8, allow_roots: Iterable[str | os.PathLike[str]] = (),
-                 epub_metadata: bool = False, write: str = "all", previews: bool = False,
+                 epub_metadata: bool = False, write: str = "facts", previews: bool = False,
                  allow_signed: bool = False) -> AltFillResult:
     """``run_fill`` with the options said one by one. ``write`` is "facts" unless said, as on the command
     line and in the window: only texts said as fact and the author's captions are written."""

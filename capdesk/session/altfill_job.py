@@ -1,4 +1,4 @@
-"""Alt text for the web pages in a folder, started from the window: ``run_alt_fill`` on the session's
+"""Alt text for the web pages in a folder, started from the window: ``run_fill`` on the session's
 runner, with progress and its end brought back through callbacks on the interface thread, a
 cancel that stops between pictures, the report, and what a person needs to hear said through the
 session (the start, each quarter of a long run, the outcome). Qt-free, like the session."""

@@ -354,7 +354,7 @@ def test_fills_the_right_images_and_nothing_else(site, describer, alts, tmp_path
 
 def test_decorative_images_are_filled_only_when_asked(site, describer, alts):
     page = site / "index.html"
-    result = run_alt_fill([page], describer, include_empty=True, backup_dir=None)
+    result = run_alt_fill([page], describer, include_empty=True, backup_dir=None, write="all")
     line13 = next(r for r in result.images if r.line == 13)
     assert line13.status == FillStatus.FILLED
     assert f'<img src="img/coffee.png" alt="{alts["coffee.png"]}">' in page.read_text(encoding="utf-8")
@@ -375,7 +375,7 @@ def test_a_page_edited_during_the_run_is_not_overwritten(site, describer, tmp_pa
         page.write_bytes(theirs)
 
     result = run_alt_fill([page], describer, backup_dir=tmp_path / "b", before_write=someone_saves,
-                          allow_roots=[site])  # its picture is in ../img, outside the page's folder
+                          allow_roots=[site], write="all")  # its picture is in ../img, outside the page's folder
     assert page.read_bytes() == theirs
     (row,) = result.pages
     assert row.status == "failed" and "changed while CapDesk was working" in row.error
@@ -391,7 +391,7 @@ def test_cancel_writes_what_was_described(site, describer):
     def progress(done, total, name):
         stop["now"] = True  # cancel after the first batch of one picture
 
-    result = run_alt_fill(pages, describer, progress=progress, cancelled=lambda: stop["now"], batch_size=1)
+    result = run_alt_fill(pages, describer, progress=progress, cancelled=lambda: stop["now"], batch_size=1, write="all")
     filled = [r for r in result.images if r.status == FillStatus.FILLED]
     assert result.interrupted and filled and all(r.written for r in filled)
     assert len({r.file for r in filled}) == 1

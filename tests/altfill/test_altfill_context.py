@@ -182,7 +182,7 @@ def test_an_epub_chapter_in_turkish(tmp_path, describer):
         store(z, "OEBPS/text/chapter1.xhtml", CHAPTER_TR)
         for name in ("coffee.png", "astronaut.png", "chelsea.png"):
             store(z, f"OEBPS/images/{name}", (SAMPLES / name).read_bytes(), zipfile.ZIP_STORED)
-    result = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups", write="all")
     astro, cat, cup, drawn = result.images
     assert astro.caption == "Şekil 1: Uzay giysili astronot" and astro.said_as in ("caption", "fact")
     text = zipfile.ZipFile(book).read("OEBPS/text/chapter1.xhtml").decode("utf-8")

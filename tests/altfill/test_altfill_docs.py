@@ -102,7 +102,7 @@ def assert_only_part_changed(before: Path, after: Path, parts: set[str]) -> None
 def test_documents_get_alt_text_and_nothing_else_changes(docs, tmp_path, describer, said):
     originals = tmp_path / "originals"
     shutil.copytree(docs, originals)
-    result = run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "backups", write="all")
     assert not result.failed and not result.interrupted
     assert sorted((Path(p.page).name, p.status, p.kind) for p in result.pages) == [
         ("book.epub", "changed", "epub"), ("notes.odt", "changed", "odt"), ("report.docx", "changed", "docx"),
@@ -151,14 +151,14 @@ def test_documents_get_alt_text_and_nothing_else_changes(docs, tmp_path, describ
     assert backup.read_bytes() == (originals / "book.epub").read_bytes()
     # A second run changes nothing.
     before = snapshot(docs)
-    again = run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "backups2")
+    again = run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "backups2", write="all")
     assert snapshot(docs) == before and {p.status for p in again.pages} == {"unchanged"}
     assert {r.status for r in again.images} == {FillStatus.KEPT}
 
 
 def test_dry_run_shows_each_change_and_writes_nothing(docs, describer, said):
     before = snapshot(docs)
-    result = run_alt_fill([docs / "book.epub", docs / "report.docx"], describer, dry_run=True)
+    result = run_alt_fill([docs / "book.epub", docs / "report.docx"], describer, dry_run=True, write="all")
     assert snapshot(docs) == before
     assert [p.status for p in result.pages] == ["would change", "would change"]
     diff = result.diffs[str(docs / "report.docx")].decode()
@@ -169,9 +169,9 @@ def test_dry_run_shows_each_change_and_writes_nothing(docs, describer, said):
 
 def test_epub_metadata_is_added_only_when_every_picture_has_alt_text(tmp_path, describer):
     book = make_epub(tmp_path / "book.epub")
-    plain = run_alt_fill([book], describer, epub_metadata=False, backup_dir=tmp_path / "b")
+    plain = run_alt_fill([book], describer, epub_metadata=False, backup_dir=tmp_path / "b", write="all")
     assert "--epub-metadata" in plain.pages[0].note and entry_text(book, "OEBPS/content.opf") == OPF3.encode()
-    done = run_alt_fill([book], describer, epub_metadata=True, backup_dir=tmp_path / "b")
+    done = run_alt_fill([book], describer, epub_metadata=True, backup_dir=tmp_path / "b", write="all")
     opf = entry_text(book, "OEBPS/content.opf")
     meta = '\n    <meta property="schema:accessibilityFeature">alternativeText</meta>\n  </metadata>'
     assert opf == OPF3.replace("\n  </metadata>", meta).encode()
@@ -187,7 +187,7 @@ def test_epub_metadata_is_added_only_when_every_picture_has_alt_text(tmp_path, d
                            'id="cat" href="images/rocket.jpg" media-type="image/png"',
                            'id="cat" href="images/rocket.jpg" media-type="image/jpeg"'),
                        {"OEBPS/images/rocket.jpg": (SAMPLES / "rocket.jpg").read_bytes()})
-    res = run_alt_fill([rocket], describer, epub_metadata=True, backup_dir=tmp_path / "b")
+    res = run_alt_fill([rocket], describer, epub_metadata=True, backup_dir=tmp_path / "b", write="all")
     assert [r.status for r in res.images if r.src.endswith("rocket.jpg")] == [FillStatus.UNDESCRIBED]
     assert res.pages[0].note is None
     assert entry_text(rocket, "OEBPS/content.opf").count(b"accessibilityFeature") == 0
@@ -218,7 +218,7 @@ def test_bad_documents_are_named_and_left_and_the_rest_goes_on(tmp_path, describ
     reasons = _bad_documents(bad)
     make_docx(bad / "good.docx")
     before = snapshot(bad)
-    result = run_alt_fill([bad], describer, backup_dir=tmp_path / "b")
+    result = run_alt_fill([bad], describer, backup_dir=tmp_path / "b", write="all")
     rows = {Path(p.page).name: p for p in result.pages}
     for name, word in reasons.items():
         assert rows[name].status == "failed" and word in rows[name].error, (name, rows[name].error)
@@ -243,12 +243,12 @@ def test_a_document_saved_meanwhile_is_left_and_permissions_are_kept(tmp_path, d
     def save_meanwhile(page: Path) -> None:
         page.write_bytes(theirs)
 
-    res = run_alt_fill([docx_path], describer, backup_dir=tmp_path / "b", before_write=save_meanwhile)
+    res = run_alt_fill([docx_path], describer, backup_dir=tmp_path / "b", before_write=save_meanwhile, write="all")
     assert res.pages[0].status == "failed" and "changed while" in res.pages[0].error
     assert docx_path.read_bytes() == theirs and res.failed
     make_docx(docx_path)
     original = docx_path.read_bytes()
-    res = run_alt_fill([docx_path], describer, backup_dir=tmp_path / "b")
+    res = run_alt_fill([docx_path], describer, backup_dir=tmp_path / "b", write="all")
     assert res.pages[0].status == "changed"
     backup = Path(res.pages[0].backup)
     assert backup.read_bytes() == original
@@ -291,7 +291,7 @@ def test_epubcheck_finds_nothing_new_after_a_fill(tmp_path, describer):
                                                             "libreoffice-impress-nogui)")
 @pytest.mark.slow  # 5 s measured on two busy cores
 def test_libreoffice_opens_the_filled_documents_and_shows_the_alt_text(docs, tmp_path, describer, said):
-    run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "b")
+    run_alt_fill([docs], describer, recursive=True, backup_dir=tmp_path / "b", write="all")
     out = tmp_path / "converted"
     profile = (tmp_path / "lo-profile").as_uri()
     for src, to in ((docs / "report.docx", "odt"), (docs / "2024" / "talk.pptx", "odp"), (docs / "notes.odt", "docx")):

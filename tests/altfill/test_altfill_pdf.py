@@ -81,10 +81,10 @@ def test_tagged_pdf_figures_get_alt_as_an_incremental_update(tmp_path, describer
     assert figures_alt(pdf) == [None, None, PERSON_ALT, None]
     assert figures_flagged(pdf) in (None, True)
     # A dry run: the change shown, nothing written.
-    dry = run_alt_fill([pdf], describer, dry_run=True)
+    dry = run_alt_fill([pdf], describer, dry_run=True, write="all")
     assert pdf.read_bytes() == original and dry.pages[0].status == "would change"
     assert b"/Alt (" in dry.diffs[str(pdf)]
-    result = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups", write="all")
     assert result.pages[0].status == "changed" and result.pages[0].kind == "pdf", result.pages[0]
     rows = {r.location: r for r in result.images}
     assert list(rows) == ["page 1, figure 1", "page 1, figure 2", "page 1, figure 3", "page 1, figure 4"]
@@ -123,7 +123,7 @@ def test_tagged_pdf_figures_get_alt_as_an_incremental_update(tmp_path, describer
     assert page_text(pdf) == page_text(FIXTURE)
     assert figures_flagged(pdf) in (None, False)
     # A second run changes nothing.
-    again = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups3")
+    again = run_alt_fill([pdf], describer, backup_dir=tmp_path / "backups3", write="all")
     assert pdf.read_bytes() == after and again.pages[0].status == "unchanged"
 
 

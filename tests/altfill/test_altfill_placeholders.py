@@ -41,7 +41,7 @@ def test_a_file_name_as_alt_text_is_replaced_and_nothing_else_changes(tmp_path, 
     before = ('<p><img src="img/coffee.png" alt="fig:  img/coffee.png" class="a">'
               "<img alt=coffee.png src=img/coffee.png><img src=img/coffee.png alt='A mug.'></p>\n")
     page.write_text(before, encoding="utf-8")
-    result = run_alt_fill([page], describer, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([page], describer, backup_dir=tmp_path / "backups", write="all")
     text = result.images[0].alt_text
     assert text and [r.status for r in result.images] == [FillStatus.FILLED, FillStatus.FILLED, FillStatus.KEPT]
     assert "file name" in result.images[0].note
@@ -51,7 +51,7 @@ def test_a_file_name_as_alt_text_is_replaced_and_nothing_else_changes(tmp_path, 
     # An EPUB chapter's file-name alt text is replaced the same way, and the book is not called described
     # before it is.
     book = make_epub(tmp_path / "book.epub", CHAPTER.replace('class="photo"', 'alt="coffee.png" class="photo"'))
-    done = run_alt_fill([book], describer, dry_run=True)
+    done = run_alt_fill([book], describer, dry_run=True, write="all")
     first = done.images[0]
     assert (first.status, first.after.count("alt=")) == (FillStatus.FILLED, 1) and "coffee.png" not in first.alt_text
 
@@ -84,7 +84,7 @@ def test_odf_entries_written_with_a_data_descriptor_keep_it(tmp_path, describer)
     with zipfile.ZipFile(doc) as z:
         assert z.getinfo("content.xml").flag_bits & 0x8
     old = {n: raw for n, _, raw in raw_entries(doc)}
-    result = run_alt_fill([doc], describer, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([doc], describer, backup_dir=tmp_path / "backups", write="all")
     assert result.pages[0].status == "changed", result.pages[0]
     with zipfile.ZipFile(doc) as z:
         info = z.getinfo("content.xml")

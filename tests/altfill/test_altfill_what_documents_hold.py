@@ -80,7 +80,7 @@ def describer():
 def test_word_vml_header_emf_and_object_pictures(tmp_path, describer):
     word = _word(tmp_path / "old.docx")
     old = zipfile.ZipFile(word).read("word/document.xml")
-    result = run_alt_fill([word], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([word], describer, include_empty=True, backup_dir=tmp_path / "backups", write="all")
     assert not result.failed, [(r.location, r.error) for r in result.images if r.error]
     rows = {r.location: r for r in result.images}
     header = next(r for loc, r in rows.items() if loc.startswith("word/header"))
@@ -137,9 +137,9 @@ def test_opendocument_header_decorative_mark_and_object_preview(tmp_path, descri
             store(z, f"Pictures/{name}", (SAMPLES / name).read_bytes(), zipfile.ZIP_STORED)
         store(z, "ObjectReplacements/Object 1", b"VCLMTF" + bytes(64))
         store(z, "META-INF/manifest.xml", ODF_MANIFEST.replace("MIME", mime))
-    plain = run_alt_fill([odt], describer, dry_run=True)
+    plain = run_alt_fill([odt], describer, dry_run=True, write="all")
     assert {r.location: r.status for r in plain.images}["picture 1 (Border)"] == FillStatus.KEPT
-    result = run_alt_fill([odt], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([odt], describer, include_empty=True, backup_dir=tmp_path / "backups", write="all")
     assert not result.failed
     rows = {r.location: r for r in result.images}
     logo = rows["header of page style 'Standard', picture 1 (Logo)"]
@@ -163,7 +163,7 @@ def test_include_empty_takes_away_the_marks_that_hide_a_picture(tmp_path, descri
     before = ('<p><img src="coffee.png" role="presentation" class="a">\n'
               "<img role='none' alt='' src=coffee.png aria-hidden=\"true\"></p>\n")
     page.write_text(before, encoding="utf-8")
-    result = run_alt_fill([page], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([page], describer, include_empty=True, backup_dir=tmp_path / "backups", write="all")
     text = html.escape(result.images[0].alt_text)
     assert [r.status for r in result.images] == [FillStatus.FILLED] * 2 and text
     assert page.read_text(encoding="utf-8") == (f'<p><img src="coffee.png" alt="{text}" class="a">\n'
@@ -174,7 +174,7 @@ def test_include_empty_takes_away_the_marks_that_hide_a_picture(tmp_path, descri
                           '<image xlink:href="images/coffee.png" role="presentation"/></svg>')
     book = make_epub(tmp_path / "book.epub", opf=OPF3.replace('href="nav.xhtml"', 'href="nav.xhtml#toc"'))
     _rewrite(book, {"OEBPS/nav.xhtml": chapter.encode()})
-    done = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups")
+    done = run_alt_fill([book], describer, include_empty=True, backup_dir=tmp_path / "backups", write="all")
     assert not done.failed, done.pages[0].error
     nav = zipfile.ZipFile(book).read("OEBPS/nav.xhtml").decode()
     assert "aria-hidden" not in nav and "presentation" not in nav
@@ -250,7 +250,7 @@ def test_spreadsheets_pictures_are_filled_and_those_in_cells_named(tmp_path, des
         store(z, "Pictures/coffee.png", (SAMPLES / "coffee.png").read_bytes())
         store(z, "META-INF/manifest.xml", ODF_MANIFEST.replace("MIME", mime))
     old_drawing = XLSX_PARTS["xl/drawings/drawing1.xml"].encode()
-    result = run_alt_fill([tmp_path], describer, backup_dir=tmp_path.parent / "backups")
+    result = run_alt_fill([tmp_path], describer, backup_dir=tmp_path.parent / "backups", write="all")
     rows = {(Path(r.page).name, r.location): r for r in result.images}
     pages = {Path(p.page).name: p for p in result.pages}
     sheet, ods = rows[("sales.xlsx", "sheet 'Sales'")], rows[("plan.ods", "sheet 'Plan', picture 1 (Photo)")]

@@ -61,7 +61,7 @@ def test_a_document_past_the_element_bound_is_named_and_the_page_beside_it_is_fi
     page = tmp_path / "a.html"
     page.write_text(f"<p>Breakfast.</p>{IMG}\n")
 
-    result = run_alt_fill([tmp_path], describer)
+    result = run_alt_fill([tmp_path], describer, write="all")
 
     doc = next(r for r in result.pages if r.page.endswith("headers.docx"))
     assert doc.status == "failed"
@@ -141,7 +141,7 @@ def test_a_document_that_runs_out_of_memory_is_named_and_the_rest_of_the_run_is_
     page = tmp_path / "c.html"
     page.write_text(f"<p>Breakfast.</p>{IMG}\n")
 
-    result = run_alt_fill([tmp_path], describer)
+    result = run_alt_fill([tmp_path], describer, write="all")
 
     rows = {Path(r.page).name: r for r in result.pages}
     assert rows["a.docx"].status == "failed" and rows["a.docx"].error == "too large to read in the memory left"

@@ -174,7 +174,7 @@ def test_a_tree_past_the_walk_ceiling_is_named_and_the_rest_of_the_run_is_writte
     (site / "coffee.png").write_bytes((SAMPLES / "coffee.png").read_bytes())
     (site / "page.html").write_text('<p><img src="coffee.png"></p>\n', encoding="utf-8")
     big = (site / "big.pdf").read_bytes()
-    result = run_alt_fill([site], describer, backup_dir=tmp_path / "backups")
+    result = run_alt_fill([site], describer, backup_dir=tmp_path / "backups", write="all")
     rows = {Path(p.page).name: p for p in result.pages}
     assert rows["big.pdf"].status == "failed"
     assert rows["big.pdf"].error == ("its structure tree takes more than 300 steps to walk (it may hold itself): "

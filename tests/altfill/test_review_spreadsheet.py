@@ -129,7 +129,7 @@ def test_the_review_is_never_rewritten_and_applied_again_says_already_written(fo
 
 def test_a_review_in_the_old_column_order_and_words_still_applies(folder, tmp_path, describer):
     review = tmp_path / "review.csv"
-    write_review(run_alt_fill([folder / "index.html"], describer, dry_run=True), review)
+    write_review(run_alt_fill([folder / "index.html"], describer, dry_run=True, write="all"), review)
     _, rows = read_rows(review)
     old = {"fact": "fact", "guess": "probably", "already in the document": ""}
     for r in rows:

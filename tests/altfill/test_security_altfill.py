@@ -80,7 +80,7 @@ def test_pictures_outside_the_folders_given_are_skipped_alike_and_never_describe
     page = _page(layout, refs)
     before = page.read_bytes()
     with Asked(describer) as asked:
-        result = run_alt_fill([layout["site"]], describer, backup_dir=None)
+        result = run_alt_fill([layout["site"]], describer, backup_dir=None, write="all")
     assert asked.paths == [os.path.realpath(layout["site"] / "img" / "cup.png")]  # nothing else was read
     rows = {r.src: r for r in result.images}
     for ref in refs:
@@ -97,7 +97,7 @@ def test_an_absolute_path_is_read_from_the_site_root_and_never_followed_out(layo
     private = layout["private"]
     page = _page(layout, [str(private / "shot.png"), str(private / "x.png"), "/img/cup.png"])
     with Asked(describer) as asked:
-        result = run_alt_fill([page], describer, backup_dir=None)
+        result = run_alt_fill([page], describer, backup_dir=None, write="all")
     assert set(asked.paths) == {os.path.realpath(layout["site"] / "img" / "cup.png")}
     rows = {r.src: r for r in result.images}
     outside = [rows[str(private / "shot.png")], rows[str(private / "x.png")]]
@@ -138,7 +138,7 @@ def test_a_page_in_a_non_text_charset_is_reported_and_the_site_goes_on(layout, d
     odd.write_bytes(f'<meta charset="{label}"><img src="img/cup.png">\n'.encode())
     good = site / "good.html"
     good.write_bytes(b'<meta charset="utf-8"><img src="img/cup.png">\n')
-    result = run_alt_fill([site], describer, backup_dir=None)
+    result = run_alt_fill([site], describer, backup_dir=None, write="all")
     pages = {Path(p.page).name: p for p in result.pages}
     assert pages["odd.html"].status == "failed" and label in pages["odd.html"].error
     assert "\n" not in pages["odd.html"].error
@@ -163,7 +163,7 @@ def test_backup_keeps_the_page_permissions_in_private_folders(layout, describer,
     page.write_bytes(b'<img src="img/cup.png">\n')
     page.chmod(mode)
     backups = layout["tmp"] / "state" / "alt-fill-backups" / "20260101-000000-1"
-    result = run_alt_fill([page], describer, backup_dir=backups)
+    result = run_alt_fill([page], describer, backup_dir=backups, write="all")
     (row,) = result.pages
     assert row.status == "changed"
     keep = Path(row.backup)
@@ -318,7 +318,7 @@ def test_control_characters_in_a_description_reach_neither_page_nor_terminal(lay
 
     describer.describe_chunk = with_escapes
     try:
-        result = run_alt_fill([page], describer, backup_dir=None)
+        result = run_alt_fill([page], describer, backup_dir=None, write="all")
     finally:
         del describer.describe_chunk
     (row,) = result.images
@@ -331,7 +331,7 @@ def test_a_page_that_breaks_the_html_parser_is_reported_and_the_site_goes_on(lay
     site = layout["site"]
     (site / "bad.html").write_bytes(b'<p><![a <img src="img/cup.png">\n')  # a marked section Python's parser refuses
     (site / "good.html").write_bytes(b'<img src="img/cup.png">\n')
-    result = run_alt_fill([site], describer, backup_dir=None)
+    result = run_alt_fill([site], describer, backup_dir=None, write="all")
     pages = {Path(p.page).name: p for p in result.pages}
     assert pages["bad.html"].status == "failed" and "cannot be searched for images" in pages["bad.html"].error
     assert pages["good.html"].status == "changed"
@@ -344,7 +344,7 @@ def test_an_address_is_judged_by_its_text_first_then_by_its_real_path(layout, de
     os.symlink(site / "img" / "cup.png", private / "back.png")
     os.symlink(site, layout["tmp"] / "site-link")
     page = _page(layout, ["../private/back.png"])
-    result = run_alt_fill([layout["tmp"] / "site-link"], describer, backup_dir=None)
+    result = run_alt_fill([layout["tmp"] / "site-link"], describer, backup_dir=None, write="all")
     rows = {r.src: r for r in result.images}
     assert (rows["../private/back.png"].status, rows["../private/back.png"].note) == (FillStatus.SKIPPED, OUTSIDE)
     assert rows["img/cup.png"].status == FillStatus.FILLED
@@ -371,7 +371,7 @@ def test_a_site_folder_swapped_for_a_link_while_pictures_are_described_puts_noth
             shutil.rmtree(site / "img")
             os.symlink(private, site / "img")
 
-    result = run_alt_fill([site], describer, progress=swap, batch_size=1)
+    result = run_alt_fill([site], describer, progress=swap, batch_size=1, write="all")
     rows = {r.src: r for r in result.images}
     assert rows["img/p0.png"].status is FillStatus.FILLED
     for n in names[1:]:
