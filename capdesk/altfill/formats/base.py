@@ -3,8 +3,8 @@ reads one and finds its pictures (each with its identity and the text around it)
 given its text, and how the changed file is checked to read back and written.
 
 A fill goes through these steps for every file alike (``capdesk.altfill.fill``): ``scan``, ``plan``
-(rows reported, pictures to describe), ``fill`` once each picture is described, ``write`` (which calls
-``verify`` on the new bytes before anything is replaced). A review round goes ``scan``,
+(rows reported, pictures to describe), ``fill`` once each picture is described, ``write`` (which checks
+the new bytes as ``verify`` does before anything is replaced). A review round goes ``scan``,
 ``fill_reviewed``, ``write``; ``pictures`` says what a file holds now.
 """
 
@@ -15,15 +15,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from capdesk.altfill.documents import PictureStore
 from capdesk.altfill.options import AltFillOptions, Writing
 from capdesk.altfill.places import Roots
 from capdesk.altfill.review_file import Reviewed
 from capdesk.altfill.rows import AltFillResult, ImageRow
 from capdesk.describe.describer import Described
 from capdesk.imageio import FoundPath
+
+if TYPE_CHECKING:  # the store is the documents' (PDFs use it too); planning only carries it
+    from capdesk.altfill.documents import PictureStore
 
 
 class Seen(NamedTuple):
