@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -88,19 +89,22 @@ class MainWindow(QMainWindow):
         area.setWidget(self.takeCentralWidget())
         self.setCentralWidget(area)
 
+        self._scroller = area
         # Whatever moves the focus (Tab, a mnemonic such as Alt+I, a shortcut), the control it lands on is
-        # scrolled into view: a magnifier user or a sighted keyboard user sees where the focus is.
-        # A control larger than the view (the Images list) shows its top-left part, where its reading begins.
-        def show(_old, new) -> None:
-            content = area.widget()
-            if new is None or content is None or not content.isAncestorOf(new):
-                return
-            at = new.mapTo(content, QPoint(0, 0))
-            w = min(new.width(), area.viewport().width() - 16) // 2
-            h = min(new.height(), area.viewport().height() - 16) // 2
-            area.ensureVisible(at.x() + w, at.y() + h, w + 8, h + 8)
+        # scrolled into view: a magnifier user or a sighted keyboard user sees where the focus is. Bound to the
+        # window, so that the connection ends with it.
+        QApplication.instance().focusChanged.connect(self._scroll_to_focus)
 
-        QApplication.instance().focusChanged.connect(show)
+    def _scroll_to_focus(self, _old, new) -> None:
+        """A control larger than the view (the Images list) shows its top-left part, where its reading begins."""
+        area = self._scroller
+        content = area.widget() if shiboken6.isValid(area) else None
+        if new is None or content is None or not content.isAncestorOf(new):
+            return
+        at = new.mapTo(content, QPoint(0, 0))
+        w = min(new.width(), area.viewport().width() - 16) // 2
+        h = min(new.height(), area.viewport().height() - 16) // 2
+        area.ensureVisible(at.x() + w, at.y() + h, w + 8, h + 8)
 
     def _build(self) -> None:
         split = QSplitter(Qt.Orientation.Horizontal, self)
