@@ -1,7 +1,8 @@
 """How a page or document is read, whatever its format: from one descriptor opened without waiting
 (a FIFO named page.html never holds the run up), only when it is a regular file, never past the size
-ceiling of its kind. Every format (``formats``) and the review's check of a file's digest read
-through here, so that the rules are the same for all of them.
+ceiling of its kind. Every format (``formats``), the review's check of a file's digest and the review
+file itself read through here, so that the rules are the same for all of them. (A picture is read by
+the rules of ``capdesk.imageio``.)
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from capdesk.safe_files import RefusedFile, read_limited
+from capdesk.altfill.file_checks import read_bounded
+from capdesk.safe_files import RefusedFile
 
 # A contract: columns are read by name, never by place, and a file without the later ones still applies;
 # no column is taken away or renamed. They are written in the order a person works down a row in a
@@ -107,7 +108,7 @@ def read_cells(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the cells of a review file, as written (guards kept); ``ReviewError`` for one that
     is too large, not a regular file, not UTF-8 or not CSV, naming the file and the line."""
     try:
-        raw, _ = read_limited(path, MAX_REVIEW_BYTES, follow=True)  # the user names it: a link is theirs
+        raw = read_bounded(path, MAX_REVIEW_BYTES)  # the user names it: a link is theirs
     except RefusedFile as exc:
         raise ReviewError(f"{path}: {exc.strerror}") from exc
     except OSError as exc:
@@ -135,7 +136,7 @@ def read_cells(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 def _old_digests(path: Path) -> dict[str, str]:
     """The side file of a review from before the digest columns: {document: digest}."""
     try:
-        raw, _ = read_limited(digests_path(path), MAX_DIGESTS_BYTES, follow=True)
+        raw = read_bounded(digests_path(path), MAX_DIGESTS_BYTES)
     except RefusedFile as exc:
         raise ReviewError(f"{digests_path(path)}: {exc.strerror}") from exc
     except OSError as exc:
