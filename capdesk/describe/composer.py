@@ -27,9 +27,11 @@ def maybe_sentence(phrases: list[str]) -> str:
     return "May contain: " + ", ".join(phrases) + "." if phrases else ""
 
 
-def kind_sentence(kind: str, objects: list[str]) -> str:
-    """'A drawing of a cat and a dog.', 'A screenshot.'"""
+def kind_sentence(kind: str, objects: list[str], sure: bool = True) -> str:
+    """'A drawing of a cat and a dog.', 'A screenshot.'; a kind not sure: 'Probably a drawing of a cat.'"""
     text = f"{kind} of {listed(objects)}" if objects else kind
+    if not sure:
+        text = f"probably {text}"
     return text[0].upper() + text[1:] + "."
 
 
@@ -46,11 +48,12 @@ def alt_text(d: Decision, show_guess: bool = False) -> Wording:
     if said:
         first = caption_as_said(d.caption, d.said_as)
     elif d.kind and not d.objects and d.guesses and not d.perhaps:
-        # "A drawing, probably of a vase."
-        first = kind_sentence(d.kind, [])[:-1] + f", probably of {listed(d.guesses)}."
+        # "A drawing, probably of a vase."; a kind itself a guess: "Probably a drawing of a vase."
+        first = (kind_sentence(d.kind, [])[:-1] + f", probably of {listed(d.guesses)}." if d.kind_sure
+                 else kind_sentence(d.kind, d.guesses, sure=False))
     else:
-        first = " ".join(p for p in [kind_sentence(d.kind, d.objects) if d.kind else sentence_of(d.objects),
-                                     *guess_sentences(d)] if p)
+        opening = kind_sentence(d.kind, d.objects, d.kind_sure) if d.kind else sentence_of(d.objects)
+        first = " ".join(p for p in [opening, *guess_sentences(d)] if p)
     parts = [first, maybe_sentence(d.maybe)]
     if not said and show_guess and d.guess:
         parts.append(f"Guess: {d.guess}")
@@ -70,7 +73,7 @@ def long_description(d: Decision, tags: list[tuple[str, float]], objects: list[t
     """The extended description (IPTC ExtDescrAccessibility): the caption in the alt text's words (a
     withheld one marked as a guess), the objects seen and the tags with how likely each is, the text
     read, and plain facts about the pixels."""
-    parts = [kind_sentence(d.kind, [])] if d.kind else []
+    parts = [kind_sentence(d.kind, [], d.kind_sure)] if d.kind else []
     if d.said_as in (SaidAs.FACT, SaidAs.PROBABLY) and d.caption:
         parts.append(caption_as_said(d.caption, d.said_as))
     elif d.guess and d.said_as is not SaidAs.NONE:

@@ -160,10 +160,23 @@ def test_every_kind_is_said_in_words():
     assert composer.alt_text(policy.decide(_ev("music", []))).text == "Sheet music."
 
 
-def _ev(kind: str, detections: list[Detection], text: str | None = None) -> PictureEvidence:
+def _ev(kind: str, detections: list[Detection], text: str | None = None, sure: float = 0.95) -> PictureEvidence:
     return PictureEvidence(finalists=[Finalist("A man is standing in front of a building.", 0.6, 0.95)],
                            detections=detections, detector=True, text=text, in_domain=True, has_trust=True,
-                           model="everyday", size=(400, 300), kind=kind, kind_probability=0.95)
+                           model="everyday", size=(400, 300), kind=kind, kind_probability=sure)
+
+
+def test_a_kind_photos_are_taken_for_is_a_guess_until_the_model_is_sure():
+    # A knife photographed on white was "A drawing." at 0.65 (the kind model alone said so).
+    cat = Detection("cat", 0.97, (10.0, 10.0, 300.0, 290.0))
+    assert composer.alt_text(policy.decide(_ev("drawing", [], sure=0.65))).text == "Probably a drawing."
+    assert composer.alt_text(policy.decide(_ev("drawing", [cat], sure=0.65))).text == "Probably a drawing of a cat."
+    assert composer.alt_text(policy.decide(_ev("icon", [], sure=0.89))).text == "Probably an icon."
+    assert composer.alt_text(policy.decide(_ev("drawing", [], sure=policy.KIND_FACT))).text == "A drawing."
+    # No photo was taken for a chart, a page or a map: those kinds are said from their own thresholds.
+    assert composer.alt_text(policy.decide(_ev("chart", [], sure=0.6))).text == "A chart."
+    long = composer.long_description(policy.decide(_ev("diagram", [], sure=0.7)), [], [], None)
+    assert long.startswith("Probably a diagram.")
 
 
 def test_a_screenshot_says_its_text_and_no_person_the_detector_saw_in_it():
