@@ -220,30 +220,25 @@ class Describer:
 
     def _kind_model(self) -> picture_kind.KindModel | None:
         """The picture-kind model of the first engine that carries one for the primary's encoder."""
-        for e in self.engines.values():
-            if e.bundle.features_key != self.primary.bundle.features_key:
-                continue
-            try:
-                m = picture_kind.from_bundle(e.bundle)
-            except BundleError as exc:
-                self.problems.append(str(exc))
-                continue
-            if m is not None:
-                return m
-        return None
+        return self._first_for_encoder(picture_kind.from_bundle)
 
     def _text_gate(self) -> text_gate.TextGate | None:
         """The text gate of the first engine that carries one for the primary's encoder."""
+        return self._first_for_encoder(text_gate.from_bundle)
+
+    def _first_for_encoder(self, load):
+        """What ``load`` gives for the first engine's bundle that has it, among those sharing the primary's
+        encoder; a broken one is noted in ``problems`` and the next is tried."""
         for e in self.engines.values():
             if e.bundle.features_key != self.primary.bundle.features_key:
                 continue
             try:
-                g = text_gate.from_bundle(e.bundle)
+                found = load(e.bundle)
             except BundleError as exc:
                 self.problems.append(str(exc))
                 continue
-            if g is not None:
-                return g
+            if found is not None:
+                return found
         return None
 
     def may_hold_text(self, feats: np.ndarray, kinds: list[tuple[str, float] | None]) -> list[bool]:
