@@ -11,9 +11,11 @@ an empty alt text is always marked for review, because empty alt marks an image 
 from __future__ import annotations
 
 from capdesk.describe.alttext import Wording, caption_as_said, quoted_text
+from capdesk.describe.objects import tokens
 from capdesk.describe.pixelfacts import PictureFacts
 from capdesk.describe.plainwords import listed
 from capdesk.describe.policy import Decision
+from capdesk.describe.subject_fact import with_guess
 from capdesk.status import SaidAs
 
 
@@ -42,11 +44,19 @@ def guess_sentences(d: Decision) -> list[str]:
     return out + [p[0].upper() + p[1:] + "." for p in d.perhaps]
 
 
+def caption_said(d: Decision) -> str:
+    """The caption in the words its standing allows: a fact with only its confirmed subject said as one
+    ("A dog, probably running through the grass."), or whole as fact or "Probably ..."."""
+    if d.said_as is SaidAs.FACT and d.fact:
+        return with_guess(d.fact, tokens(d.caption))
+    return caption_as_said(d.caption, d.said_as)
+
+
 def alt_text(d: Decision, show_guess: bool = False) -> Wording:
     """The alt text the decision allows, with its standing and why it needs review."""
     said = d.said_as in (SaidAs.FACT, SaidAs.PROBABLY)
     if said:
-        first = caption_as_said(d.caption, d.said_as)
+        first = caption_said(d)
     elif d.kind and not d.objects and d.guesses and not d.perhaps:
         # "A drawing, probably of a vase."; a kind itself a guess: "Probably a drawing of a vase."
         first = (kind_sentence(d.kind, [])[:-1] + f", probably of {listed(d.guesses)}." if d.kind_sure
@@ -75,7 +85,7 @@ def long_description(d: Decision, tags: list[tuple[str, float]], objects: list[t
     read, and plain facts about the pixels."""
     parts = [kind_sentence(d.kind, [], d.kind_sure)] if d.kind else []
     if d.said_as in (SaidAs.FACT, SaidAs.PROBABLY) and d.caption:
-        parts.append(caption_as_said(d.caption, d.said_as))
+        parts.append(caption_said(d))
     elif d.guess and d.said_as is not SaidAs.NONE:
         parts.append(caption_as_said(d.guess, SaidAs.WITHHELD))
     if objects:

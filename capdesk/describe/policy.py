@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from capdesk.describe import captionfix, subjects
+from capdesk.describe import captionfix, subject_fact, subjects
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.evidence import Detection, Finalist, PictureEvidence
 from capdesk.describe.fact_check import FactCheck
@@ -211,6 +211,7 @@ class Decision:
     kind_sure: bool = True  # the kind is said as fact; else as a guess ("Probably a drawing.")
     guesses: list[str] = field(default_factory=list)  # "a cat": seen by one witness alone, said as "Probably ..."
     perhaps: list[str] = field(default_factory=list)  # "an animal, perhaps a fox or a giraffe": said as they are
+    fact: str = ""  # "a dog": of a caption said as fact, the part the detector confirms ("" where it is whole)
 
     @property
     def review(self) -> bool:
@@ -421,10 +422,18 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
     if doubt and said_as is SaidAs.FACT:
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
     cap = clean_caption(captionfix.sentence(words))
-    if said_as is SaidAs.FACT and fact_check is not None and not fact_check.passes(ev, cap):
+    fact = ""
+    if said_as is SaidAs.FACT and checkable(ev):
+        # Only the subject and how many are said as fact, where the detector confirms them; what the subject
+        # does and where is said as probable ("A dog, probably running through the grass.").
+        fact = subject_fact.confirmed(ev, tokens(cap)) or ""
+        if not fact:
+            said_as, reason = SaidAs.PROBABLY, ("the object detector does not confirm the caption's subject, or "
+                                                "how many there are, well enough to say it as fact")
+    elif said_as is SaidAs.FACT and fact_check is not None and not fact_check.passes(ev, cap):
         said_as, reason = SaidAs.PROBABLY, ("what the caption says the subject does, or how many there are, "
                                             "is not confirmed well enough by what was seen to be said as fact")
-    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + dropped + counts)
+    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + dropped + counts, fact=fact)
     d.maybe = _tags_with_caption(ev, opts, d)
     return d
 
