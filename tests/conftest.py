@@ -113,7 +113,9 @@ def default_bundle() -> Path:
 
 @pytest.fixture(scope="session")
 def confidence_rule_models(tmp_path_factory, default_bundle) -> Path:
-    """A models folder whose `everyday` is the shipped one without trust (CAPDESK_MODELS wins on a name)."""
+    """A models folder whose `everyday` is the shipped one without trust (CAPDESK_MODELS wins on a name).
+    Tests that follow a caption said whole as fact also run without the detector (``without_detector``):
+    with it, only a caption's confirmed subject is a fact, and no sample's subject is confirmed."""
     from capdesk.model.concepts import copy_without_concepts
 
     folder = tmp_path_factory.mktemp("confidence-rule-models")
@@ -166,3 +168,10 @@ def mixed_folder(tmp_path) -> Path:
     png_with_claimed_size(d / "huge.png", 30000, 30000)
     Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(d / "tiny.bmp")
     return d
+
+
+@pytest.fixture
+def without_detector(monkeypatch, tmp_path):
+    """CapDesk as where the object detector is not installed: captions stand on their trust (or confidence)
+    alone, said whole."""
+    monkeypatch.setenv("CAPDESK_DETECTOR", str(tmp_path / "no-detector"))

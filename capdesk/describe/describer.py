@@ -90,6 +90,15 @@ class Described:
         return d.guess or None
 
     @property
+    def said_fact(self) -> str | None:
+        """What the alt text says as fact of the caption: its confirmed subject ("a dog") where the rest is
+        said as probable, the whole caption where it is said whole as fact; None where none is a fact."""
+        d = self.decision
+        if d is None or d.said_as is not SaidAs.FACT or not d.caption:
+            return None
+        return d.fact or d.caption
+
+    @property
     def ok(self) -> bool:
         return self.error is None
 
@@ -154,7 +163,8 @@ class Described:
         return {"finalists": [{"caption": f.text, "confidence": round(f.confidence, 4),
                                "trust": None if f.trust is None else round(f.trust, 4)} for f in ev.finalists],
                 "detector": ev.detector, "typical": ev.typical, "near": ev.near,
-                "said_caption": self.said_caption, "mended": list(self.decision.mended) if self.decision else [],
+                "said_caption": self.said_caption, "said_fact": self.said_fact,
+                "mended": list(self.decision.mended) if self.decision else [],
                 "kind": ev.kind,
                 "kind_probability": None if ev.kind_probability is None else round(ev.kind_probability, 4)}
 

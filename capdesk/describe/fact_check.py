@@ -87,7 +87,8 @@ class FactCheck:
     @classmethod
     def from_manifest(cls, entry: dict | None, vocabulary: list[str]) -> FactCheck | None:
         """The check a bundle's manifest carries (``fact_check``), or None where it carries none."""
-        if not entry or list(entry.get("features", [])) != list(FEATURES):
+        if not entry or list(entry.get("features", [])) != list(FEATURES) or not vocabulary:
+            # Without the concept head's words the check reads nothing of the caption.
             return None
         return cls(np.asarray(entry["mean"], float), np.asarray(entry["scale"], float),
                    np.asarray(entry["weights"], float), float(entry["bias"]), float(entry["threshold"]),

@@ -423,9 +423,11 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
     cap = clean_caption(captionfix.sentence(words))
     fact = ""
-    if said_as is SaidAs.FACT and checkable(ev):
-        # Only the subject and how many are said as fact, where the detector confirms them; what the subject
-        # does and where is said as probable ("A dog, probably running through the grass.").
+    if said_as is SaidAs.FACT and checkable(ev) and any(c in CHECKED for c in mentions(cap)):
+        # Of a caption about people, animals or vehicles only the subject and how many are said as fact, where
+        # the detector confirms them; what they do and where is said as probable ("A dog, probably running
+        # through the grass."). A scene with none of them ("A stream in the woods.") has no subject to confirm
+        # and stays whole, under the fact check.
         fact = subject_fact.confirmed(ev, tokens(cap)) or ""
         if not fact:
             said_as, reason = SaidAs.PROBABLY, ("the object detector does not confirm the caption's subject, or "

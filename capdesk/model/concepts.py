@@ -70,15 +70,15 @@ def load_concepts(bundle: Bundle, session: Callable[[str], Any]) -> Concepts | N
 
 
 def copy_without_concepts(bundle: Path, dest: Path, name: str | None = None) -> Path:
-    """A copy of a bundle without its concept head, grounding and trust (its manifest's hashes kept for
-    the rest): it describes by the older confidence rule. The baseline of bench/bench_trust.py, and what
-    tests of the session's mechanics (not of the trust rule) run."""
+    """A copy of a bundle without its concept head, grounding, trust and fact check (which reads the concept
+    head), its manifest's hashes kept for the rest: it describes by the older confidence rule. The baseline
+    of bench/bench_trust.py, and what tests of the session's mechanics (not of the trust rule) run."""
     import json
     import shutil
 
     shutil.copytree(bundle, dest)
     m = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
-    for key in ("concepts", "grounding", "trust"):
+    for key in ("concepts", "grounding", "trust", "fact_check"):
         m.pop(key, None)
     for fn in ("concepts.onnx", "concepts.json"):
         m["files"].pop(fn, None)

@@ -150,8 +150,11 @@ def test_in_domain_photos_get_their_caption(describer):
     got = list(describe_paths(describer, files, beam=1))
     assert sum(bool(d.in_domain) for d in got) >= 0.9 * len(got)
     for d in got:
-        if d.in_domain and d.certain:
-            assert d.description == d.said_caption
+        if d.in_domain and d.certain:  # said whole as fact, or its confirmed subject first, the rest probable
+            fact = d.said_fact
+            assert d.description.lower().startswith(fact.rstrip(".").lower())
+            assert fact == d.said_caption or ", probably " in d.description
+            assert d.to_json()["evidence"]["said_fact"] == fact
 
 
 def test_cat_gets_a_cat_tag(describer):

@@ -55,7 +55,7 @@ def test_overlay_is_colour_where_the_model_looked_not_a_darkening():
 
 # -- the window -------------------------------------------------------------------------------------
 @pytest.fixture
-def window(open_window, confidence_rule_models):
+def window(open_window, confidence_rule_models, without_detector):
     # As in test_gui: the older confidence rule at threshold 0 says the astronaut's caption as fact,
     # so its words are offered one by one.
     return open_window(models=confidence_rule_models, size=(1200, 760), confidence_threshold=0.0)

@@ -32,7 +32,7 @@ TIMEOUT = 120_000
 
 
 @pytest.fixture
-def window(open_window, settings_file, confidence_rule_models):
+def window(open_window, settings_file, confidence_rule_models, without_detector):
     # The threshold at 0: the astronaut photo's caption (in domain, confidence about 0.25) is then said
     # as fact by the older confidence rule, the path these tests follow (the shipped model's trust
     # rule says none of the studio samples as fact: the same model without trust stands in).

@@ -73,7 +73,7 @@ def make(settings_file, reader: bool = True, **kw) -> tuple[Session, ThreadRunne
 
 
 @pytest.fixture(autouse=True)
-def _confidence_rule(confidence_rule_models, monkeypatch):
+def _confidence_rule(confidence_rule_models, monkeypatch, without_detector):
     monkeypatch.setenv("CAPDESK_MODELS", str(confidence_rule_models))
 
 

@@ -112,7 +112,8 @@ def replay(dump: Path, show_guess: bool = False, metrics: bool = True) -> dict:
             d = policy.decide(PictureEvidence.from_record(r["record"]), fact_check=_fact_check(r["record"]["model"]))
             w = composer.alt_text(d, show_guess)
             text = d.caption or d.guess
-            said[str(d.said_as)].append((text, r["refs"]))
+            # What is said as fact is the confirmed subject alone where the rest is said as probable.
+            said[str(d.said_as)].append((d.fact or text, r["refs"]))
             empty += not w.text
             hyps[r["image"]] = " ".join(tokens(text))
             refs[r["image"]] = [" ".join(tokens(x)) for x in r["refs"]]
