@@ -126,7 +126,8 @@ def test_a_closing_place_that_names_a_thing_again_is_left_out():
 def test_a_colour_the_concepts_do_not_see_is_left_out():
     # On val, a colour the concept head gives under 0.2 is named by none of five human captions 71% of the
     # time (a blue shirt for a brown one, a yellow shirt for a white one).
-    seen = {"person": 0.95, "red": 0.7, "blue": 0.05, "white": 0.1, "black": 0.12, "rock": 0.6, "hurdle": 0.5}
+    seen = {"person": 0.95, "red": 0.7, "blue": 0.05, "white": 0.1, "black": 0.12, "rock": 0.6, "hurdle": 0.5,
+            "shirt": 0.6, "dress": 0.5}
     w = said("A man in a blue shirt is climbing a rock.", trust=0.99, detections=ONE_PERSON, concepts=seen)
     assert w.text == "A person, probably climbing a rock."
     assert "colour not seen, left out: blue" in mended("A man in a blue shirt is climbing a rock.", trust=0.99,
@@ -159,6 +160,12 @@ def test_a_place_the_concepts_do_not_see_is_left_out():
     assert said("A man is in the snow.", trust=0.99, detections=ONE_PERSON, concepts=seen).text == (
         "A person, probably in the snow.")
     # A thing the detector does not know is checked the same way: "holding a video game" for a basketball.
+    # Clothes the concepts do not see are left out too ("in a black shirt" for a man in a blue uniform).
+    unseen_shirt = {"person": 0.95, "black": 0.5, "guitar": 0.6}
+    assert said("A man in a black shirt is playing a guitar.", trust=0.99, detections=ONE_PERSON,
+                concepts=unseen_shirt).text == "A person, probably playing a guitar."
+    assert "thing not seen, left out: shirt" in mended("A man in a black shirt is playing a guitar.", trust=0.99,
+                                                       detections=ONE_PERSON, concepts=unseen_shirt)
     assert said("A man standing in a room holding a video game.", trust=0.99, detections=ONE_PERSON,
                 concepts={"person": 0.95, "room": 0.4}).text == "A person, probably standing in a room."
 
