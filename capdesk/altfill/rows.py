@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from capdesk.altfill.figure_captions import CAPTION_MAX, caption_alt, caption_text  # noqa: F401  (API)
+from capdesk.describe.composer import fact_alone
 from capdesk.describe.describer import Described
 from capdesk.folders.batch import counts_summary
 from capdesk.sidecars.xmp import clean_text
@@ -242,6 +243,9 @@ def take_description(row: ImageRow, d: Described | None, write: str = "all") -> 
     conf = d.alt_text().confidence  # only a caption said in the alt text carries its confidence
     row.confidence = None if conf is None else round(conf, 4)
     row.proposed, row.wording = text, wording(d)
+    if write == "facts" and row.wording == "fact" and d.decision is not None and d.decision.fact:
+        # Only the confirmed subject is a fact ("A dog, probably running ..."): facts only publish it alone.
+        text = row.proposed = " ".join(clean_text(fact_alone(d.decision)).split())
     if row.wording not in WRITE_CHOICES[write]:
         row.status, row.needs_review = FillStatus.REVIEW, True
         row.note = f"left for review: {HELD[row.wording]} (--write {write})"

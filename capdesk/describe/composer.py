@@ -52,6 +52,14 @@ def caption_said(d: Decision) -> str:
     return caption_as_said(d.caption, d.said_as)
 
 
+def fact_alone(d: Decision) -> str:
+    """The alt text with only what is said as fact ("A dog."; the text read kept), for a publisher who
+    publishes no guess: "" where no part of the caption is a confirmed subject."""
+    if d.said_as is not SaidAs.FACT or not d.fact:
+        return ""
+    return " ".join(p for p in [sentence_of([d.fact]), quoted_text(d.text) if d.text else ""] if p)
+
+
 def alt_text(d: Decision, show_guess: bool = False) -> Wording:
     """The alt text the decision allows, with its standing and why it needs review."""
     said = d.said_as in (SaidAs.FACT, SaidAs.PROBABLY)

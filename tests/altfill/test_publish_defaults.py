@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 from conftest import SAMPLES
+from evidence_helpers import evidence
 from PIL import Image
 from test_altfill_docs_build import make_epub
 from test_pdf_captions import make_pdf
@@ -18,6 +19,7 @@ from capdesk.altfill.figure_captions import CLEAN_MAX, caption_alt, caption_text
 from capdesk.altfill.fill import FillStatus, run_alt_fill
 from capdesk.altfill.rows import ImageRow, take_description
 from capdesk.altfill.spots import is_file_name
+from capdesk.describe import composer, policy
 from capdesk.describe.describer import Described
 from capdesk.describe.policy import Decision
 from capdesk.status import SaidAs
@@ -83,6 +85,18 @@ def test_a_kind_or_tags_alone_are_never_written_as_facts(text, decision, facts, 
     row = ImageRow("p.html", 1, 1, "x.png", FillStatus.KEPT)
     take_description(row, _said("A drawing.", Decision(SaidAs.WITHHELD, kind="a drawing")), "facts")
     assert "only says what kind of picture it is" in row.note
+
+
+def test_facts_only_publish_the_confirmed_subject_alone():
+    dec = policy.decide(evidence("A dog runs on the grass.", trust=0.99, detections=[("dog", 0.95, (0, 0, 100, 100))],
+                                 text="BEWARE"))
+    full = composer.alt_text(dec).text
+    assert full == 'A dog, probably running on the grass. Text: "BEWARE"'
+    said = Described("x.png", description=full, said_as=dec.said_as, decision=dec)
+    row = ImageRow("p.html", 1, 1, "x.png", FillStatus.KEPT)
+    assert take_description(row, said, "facts") == 'A dog. Text: "BEWARE"' == row.proposed
+    for write in ("probably", "all"):  # asked for, the guess is written beside the fact
+        assert take_description(ImageRow("p.html", 1, 1, "x.png", FillStatus.KEPT), said, write) == full
 
 
 # -- captions ---------------------------------------------------------------------------------------------
