@@ -703,6 +703,12 @@ def render_maps(out: Path) -> None:
     matplotlib.use("Agg")
     for i, p in todo(out, "map", "topo", N["map"]):
         topo_map(rng_for("topo", i), p)
+    countries = dcw_countries()
+    if countries:
+        for i, p in todo(out, "map", "political", N["map"]):
+            political_map(rng_for("political", i), p, countries)
+    for i, p in todo(out, "map", "globe", N["map"]):
+        globe_map(rng_for("globe", i), p)
 
 
 LAND = [
@@ -756,6 +762,80 @@ def gmt_map(r: random.Random, p: Path) -> None:
         made = Path(tmp) / "m.png"
         if made.exists():
             _flatten(made).save(p)
+
+
+def dcw_countries() -> list[str]:
+    """The two-letter codes of the countries GMT's DCW data outlines (none where it is not installed)."""
+    listing = Path("/usr/share/gmt/dcw/dcw-countries.txt")
+    if not listing.exists():
+        return []
+    codes = [ln.split()[1] for ln in listing.read_text(encoding="utf-8", errors="replace").splitlines()
+             if ln.strip() and not ln.startswith("#") and len(ln.split()) > 2 and len(ln.split()[1]) == 2]
+    return sorted(set(codes))
+
+
+POLITICAL_REGIONS = ["d", "d", "-25/45/33/72", "-20/55/-37/38", "60/150/-12/55", "-170/-50/5/75", "-85/-30/-57/13",
+                     "110/180/-50/0", "25/65/10/45", "-12/32/35/60"]
+
+
+def political_map(r: random.Random, p: Path, countries: list[str]) -> None:
+    """A political map: each country filled its own colour (an atlas, a world map on a wall, a choropleth of
+    one value per country with its colour bar), borders, sea, and names scattered over the land."""
+    region = r.choice(POLITICAL_REGIONS)
+    proj = r.choice(["N15c", "R15c", "W15c", "Kf15c"]) if region == "d" else r.choice(["M15c", "Q15c"])
+    choropleth = r.random() < 0.4
+    palette = (["#fde0c5", "#facba6", "#f8b58b", "#f59e72", "#f2855d", "#ef6a4c", "#eb4a40"] if r.random() < 0.5
+               else ["#edf8fb", "#bfd3e6", "#9ebcda", "#8c96c6", "#8c6bb1", "#88419d", "#6e016b"]) if choropleth \
+        else ["#f4cccc", "#fce5cd", "#fff2cc", "#d9ead3", "#d0e0e3", "#cfe2f3", "#d9d2e9", "#ead1dc", "#e6b8af",
+              "#b6d7a8", "#a2c4c9", "#ffe599", "#f9cb9c", "#b4a7d6"]
+    sea = r.choice(["lightblue", "white", "azure", "aliceblue", "lightcyan", "#a6cee3"])
+    # Countries across the date line or the pole fill as bands in a regional projection: world maps only.
+    usable = countries if region == "d" else [c for c in countries if c not in ("RU", "FJ", "KI", "AQ", "NZ", "US")]
+    picked = r.sample(usable, min(len(usable), r.randint(60, 200)))
+    lines = [f"gmt coast -R{region} -J{proj} -S{sea} -Ggray92 -Dc -A5000"]
+    by_colour: dict[str, list[str]] = {}
+    for code in picked:
+        by_colour.setdefault(r.choice(palette), []).append(code)
+    for colour, codes in by_colour.items():  # one call a colour: GMT takes a list of countries
+        lines.append(f"gmt coast -E{','.join(codes)}+g{colour}+p0.25p,gray40")
+    if r.random() < 0.6:
+        names = " ".join(f"{r.uniform(-170, 170):.1f} {r.uniform(-50, 70):.1f} {r.choice(WORDS).upper()}"
+                         for _ in range(r.randint(6, 18)))
+        lines.append(f"echo '{names}' | xargs -n3 | gmt text -F+f{r.choice([5, 6, 7])}p,Helvetica,gray20 -N")
+    if choropleth:
+        lines.append(f"gmt makecpt -C{','.join(palette)} -T0/{len(palette)}/1 -H > c.cpt")
+        lines.append('gmt colorbar -Cc.cpt -DJBC+w8c/0.3c+h -Bxaf+l"' + words(r, 2) + '"')
+    frame = r.choice(["-B0", "-Bafg", '-B+t"' + words(r, 2).title() + '"', "-B0"])
+    lines.append(f"gmt basemap {frame}")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = f"gmt begin m png E{r.choice([40, 55, 70])}\n" + "\n".join(lines) + "\ngmt end\n"
+        (Path(tmp) / "m.sh").write_text(script)
+        run(["bash", "m.sh"], cwd=tmp, timeout=180, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
+        made = Path(tmp) / "m.png"
+        if made.exists():
+            _flatten(made).save(p)
+
+
+def globe_map(r: random.Random, p: Path) -> None:
+    """The earth as a globe (orthographic and satellite views): land and sea, often a graticule, on a white,
+    black or starless dark ground."""
+    lon, lat = r.uniform(-180, 180), r.uniform(-60, 60)
+    proj = r.choice([f"G{lon:.0f}/{lat:.0f}/15c", f"G{lon:.0f}/{lat:.0f}/15c", f"S{lon:.0f}/90/15c"])
+    region = "g" if proj.startswith("G") else f"{lon - 180:.0f}/{lon + 180:.0f}/{r.choice([0, 20, 40])}/90"
+    land = r.choice(["darkgreen", "forestgreen", "tan", "khaki", "olivedrab", "sienna", "gray70", "wheat"])
+    sea = r.choice(["navy", "royalblue", "steelblue", "dodgerblue", "midnightblue", "lightblue"])
+    args = [f"-R{region}", f"-J{proj}", "-Dc", "-A5000", f"-G{land}", f"-S{sea}"]
+    if r.random() < 0.5:
+        args.append("-W0.25p," + r.choice(["black", "white", "gray30"]))
+    frame = r.choice(["-Bg30", "-Bg15", "-B0", "-Bafg"])
+    ground = r.choice([(255, 255, 255), (0, 0, 0), (10, 12, 30)])
+    with tempfile.TemporaryDirectory() as tmp:
+        script = f"gmt begin m png E{r.choice([40, 55, 70])}\ngmt coast {' '.join(args)} {frame}\ngmt end\n"
+        (Path(tmp) / "m.sh").write_text(script)
+        run(["bash", "m.sh"], cwd=tmp, timeout=120, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
+        made = Path(tmp) / "m.png"
+        if made.exists():
+            _flatten(made, ground).save(p)
 
 
 def street_map(r: random.Random) -> Image.Image:
