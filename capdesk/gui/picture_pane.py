@@ -53,7 +53,8 @@ def details(p: Picture) -> str:
     d = p.described
     if d is None:
         return p.error or (p.status.value if p.person_text is not None else "")
-    conf = sureness(d.confidence, getattr(d, "said_as", None)) if d.confidence is not None else ""
+    subject_only = bool(getattr(d, "decision", None) and d.decision.fact)
+    conf = sureness(d.confidence, getattr(d, "said_as", None), subject_only) if d.confidence is not None else ""
     dom = "" if d.in_domain is None else ("a kind of picture the model was taught" if d.in_domain
                                           else "not the kind of picture the model was taught")
     tag_text = ", ".join(f"{n} {pr:.0%}" for n, pr in d.tags)
@@ -70,11 +71,15 @@ def details(p: Picture) -> str:
     return "; ".join(x for x in parts if x)
 
 
-def sureness(confidence: float, said_as: object = None) -> str:
+def sureness(confidence: float, said_as: object = None, subject_only: bool = False) -> str:
     """The model's confidence in words a listener can weigh ("confidence 0.35" was heard as jargon), in
     agreement with how the alt text says it: a description said as fact was confirmed by what was seen in
-    the picture, so "the model is unsure" beside it was heard as a contradiction."""
+    the picture, so "the model is unsure" beside it was heard as a contradiction. ``subject_only``: of the
+    caption only its subject and how many are said as fact, the rest as a guess."""
     score = f"{round(confidence * 100)} percent"
+    if said_as == SaidAs.FACT and subject_only:
+        return (f"said as fact: the object detector confirms who or what is there and how many; the rest is a "
+                f"guess (the caption model's own score {score})")
     if said_as == SaidAs.FACT:
         return f"said as fact: what was seen in the picture confirms it (the caption model's own score {score})"
     word = "sure" if confidence >= 0.8 else ("fairly sure" if confidence >= 0.5 else "unsure")

@@ -14,11 +14,11 @@ JARGON = ("schema:", "accessibilityFeature", "alternativeText", "manifest", "dom
           " · ")
 
 
-def _details(confidence: float, in_domain: bool, said_as=None) -> str:
+def _details(confidence: float, in_domain: bool, said_as=None, fact: str = "") -> str:
     from capdesk.gui.picture_pane import details
 
     d = SimpleNamespace(confidence=confidence, in_domain=in_domain, tags=[("dog", 0.85)], caption=None,
-                        model="everyday", said_as=said_as)
+                        model="everyday", said_as=said_as, decision=SimpleNamespace(fact=fact))
     return details(SimpleNamespace(described=d, withheld=False, reason="", error="", person_text=None))
 
 
@@ -39,7 +39,10 @@ def test_the_details_agree_with_how_the_alt_text_says_it():
     assert "said as fact" in fact and "unsure" not in fact, fact  # was "the model is unsure (44 percent)"
     guess = _details(0.44, True, SaidAs.PROBABLY)
     assert "said as a guess: the model is unsure (44 percent)" in guess, guess
-    for text in (fact, guess):
+    # "A dog, probably running on the grass.": the subject is the fact, the rest a guess, and the details say so.
+    subject = _details(0.44, True, SaidAs.FACT, fact="a dog")
+    assert "the object detector confirms who or what is there and how many; the rest is a guess" in subject, subject
+    for text in (fact, guess, subject):
         assert not [j for j in JARGON if j in text], text
 
 

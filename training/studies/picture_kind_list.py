@@ -27,7 +27,7 @@ DATA = HERE.parents[2] / "shared" / "data"  # the everyday and RSICD photos, bes
 TEST_SOURCES = {"mpl-bmh", "mpl-dark_background", "pil-blocks", "firefox-table", "pdf-gnuplot", "abcm2ps",
                 "streets", "firefox-page", "oxygen", "raycast", "gcompris-paintings", "gcompris-details",
                 "openclipart-people", "openclipart-transportation", "gnome-user-docs", "openclipart-diagrams",
-                "gcompris-monuments", "gcompris-renewable"}
+                "gcompris-monuments", "gcompris-renewable", "globe"}
 # The Wesnoth story pictures labelled painting by eye from a contact sheet (sorted paths, numbered from
 # 0): painted landscapes, scenes and portraits; left out were the character art on black, the game's own
 # map and room screens, a book and the title lettering.

@@ -10,9 +10,11 @@ from .common import show_list
 ALT_TEXT_RULES = [
     "Alt text stands in for the picture, so it says only what is known about the picture, never anything "
     "about CapDesk or its model.",
-    "Said as fact, for example \"A dog running on the grass.\": only when the picture is the kind the model "
-    f"was trained on and the model trusts its caption (trust {TRUST_FACT_THRESHOLD:.2f} or more: the chance "
-    "that it names nothing that is not there).",
+    "Said as fact, for example \"A dog, probably running on the grass.\": only who or what is there and how "
+    "many, where the object detector confirms them, when the picture is the kind the model was trained on and "
+    f"the model trusts its caption (trust {TRUST_FACT_THRESHOLD:.2f} or more: the chance that it names nothing "
+    "that is not there). What they do, and where, follows as \"probably\": nothing in CapDesk sees that "
+    "surely. A scene with no person, animal or vehicle, such as \"A stream in the woods.\", is said whole.",
     "Said as \"Probably ...\": the model is less sure, or the picture is less typical of its photos. "
     "People, animals and vehicles a caption names must be seen by the object detector (or, for animals "
     "and vehicles, the tags); how many comes from the detector where it is sure. Tags that name something "
