@@ -207,7 +207,12 @@ def _word_place(name: str, n: int, kind: str = "picture") -> str:
 def _vml_spot(part: Part, i: int, rels: dict[str, tuple[str, bool]], names: set[str], n: int,
               name: str) -> Spot | None:
     """An old-style (VML) picture: a ``v:imagedata`` in a ``v:shape`` in a ``w:pict``, its alt text the shape's
-    ``alt``. The VML copy Word keeps for older readers (``mc:Fallback``) is the same picture again: left out."""
+    ``alt``. The VML copy Word keeps for older readers (``mc:Fallback``) is the same picture again: left out.
+
+    ``alt`` is where Word keeps a VML picture's alt text and where ECMA-376 puts a long description (Part 1,
+    J.5.1.1; ``title`` is the caption). The ``v:imagedata``'s ``o:title`` is the picture's own title (Word
+    often fills it with the inserted file's name), so it is left as it is. LibreOffice shows the alt text
+    of none of them: its VML import reads ``o:title`` alone and never hands it on to the picture."""
     if part.ancestor(i, MC, ("Fallback",)) is not None:
         return None
     shape = part.elements[i].parent

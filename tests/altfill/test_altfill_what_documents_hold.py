@@ -363,3 +363,48 @@ def test_a_logo_on_the_slide_master_is_filled(tmp_path, describer):
     master = pptx.Presentation(str(deck)).slide_master
     assert [s._element.nvPicPr.cNvPr.get("descr") for s in master.shapes if s.shape_type == 13] == [
         rows["slide master 1"].alt_text]
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice (libreoffice-impress-nogui)")
+@pytest.mark.slow  # one conversion: 2.4 s measured on two busy cores
+def test_libreoffice_shows_the_alt_text_of_master_and_layout_pictures(tmp_path, describer):
+    """PowerPoint reads a master's or a layout's picture's alt text where it reads a slide's, p:cNvPr/@descr;
+    LibreOffice turns each layout a slide uses, with its master, into a master page and keeps that descr as
+    the frame's svg:desc in styles.xml (LibreOffice 7.4 leaves out a layout no slide uses, picture and all)."""
+    import copy
+    import subprocess
+
+    import pptx
+    from pptx.util import Inches
+
+    deck = tmp_path / "branded.pptx"
+    p = pptx.Presentation()
+    layout = p.slide_layouts[6]
+    slide = p.slides.add_slide(layout)
+    pic = slide.shapes.add_picture(str(SAMPLES / "astronaut.png"), Inches(1), Inches(1), Inches(2))
+    pic._element.nvPicPr.cNvPr.set("descr", "An astronaut.")
+    for owner, picture in ((p.slide_master, "chelsea.png"), (layout, "coffee.png")):
+        _part, rid = owner.part.get_or_add_image_part(str(SAMPLES / picture))
+        logo = copy.deepcopy(pic._element)
+        logo.nvPicPr.cNvPr.attrib.pop("descr")
+        logo.blipFill.blip.rEmbed = rid
+        owner.shapes._spTree.append(logo)
+    p.save(str(deck))
+    result = run_alt_fill([deck], describer, backup_dir=tmp_path / "backups", write="all")
+    rows = {r.location: r for r in result.images}
+    master, drawn = rows["slide master 1"], rows["slide layout 7"]
+    assert master.status == drawn.status == FillStatus.FILLED and master.alt_text != drawn.alt_text
+    again = pptx.Presentation(str(deck))
+    assert [s._element.nvPicPr.cNvPr.get("descr") for s in again.slide_master.shapes
+            if s.shape_type == 13] == [master.alt_text]
+    assert [s._element.nvPicPr.cNvPr.get("descr") for s in again.slide_layouts[6].shapes
+            if s.shape_type == 13] == [drawn.alt_text]
+    out = tmp_path / "converted"
+    proc = subprocess.run(["soffice", f"-env:UserInstallation={(tmp_path / 'lo-profile').as_uri()}", "--headless",
+                           "--convert-to", "odp", "--outdir", str(out), str(deck)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(out / "branded.odp") as z:
+        styles = z.read("styles.xml").decode()
+    for row in (master, drawn):
+        assert f"<svg:desc>{html.escape(row.alt_text, quote=False)}</svg:desc>" in styles, row.location
