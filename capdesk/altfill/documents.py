@@ -37,6 +37,7 @@ from capdesk.altfill.rows import (
     take_description,
 )
 from capdesk.altfill.spots import Spot
+from capdesk.altfill.thumbnails import thumbnail_url
 from capdesk.altfill.xmlscan import Part, PartError, parse_part
 from capdesk.altfill.zipsafe import ZipDoc, ZipRefused
 from capdesk.describe.describer import Described
@@ -188,24 +189,6 @@ class PictureStore:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
-
-
-def preview_url(path: Path | str, size: int = 320) -> str:
-    """A small copy of a picture as a data: URL, for a report that has no file to link to ("" when it
-    cannot be read: the report then shows the text alone)."""
-    import base64
-    import io
-
-    from PIL import Image
-
-    try:
-        with Image.open(path) as im:
-            im.thumbnail((size, size))
-            out = io.BytesIO()
-            im.convert("RGBA").save(out, "PNG", optimize=False)
-    except Exception:  # noqa: BLE001 (any picture the describer read or not: the report goes on without it)
-        return ""
-    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
 
 
 def _store_name(entry: str) -> str:
@@ -373,6 +356,22 @@ def plan_document(doc: Doc, include_empty: bool, store: PictureStore, result: Al
             files.setdefault(str(file), file)
             wanted.append((spot, row, str(file)))
     return wanted
+
+
+def kept_previews(doc: Doc, store: PictureStore) -> None:
+    """Each picture left as it was (its alt text the author's, or marked decorative) given its small copy in
+    its row too, so that the HTML report shows every picture beside its text, not only those described."""
+    if doc.zip is None:
+        return
+    for spot, row in zip(doc.spots, doc.rows):
+        if row.preview or row.status != FillStatus.KEPT or not spot.picture:
+            continue
+        try:
+            data = doc.zip.read(spot.picture)
+        except (ZipRefused, OSError, MemoryError):
+            continue  # the report shows its text alone
+        if not vector_kind(data, spot.picture):
+            row.preview = thumbnail_url(store.add(data, spot.picture))
 
 
 def _failed(doc: Doc, rows: list[ImageRow], why: str) -> None:

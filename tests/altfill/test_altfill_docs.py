@@ -302,3 +302,22 @@ def test_libreoffice_opens_the_filled_documents_and_shows_the_alt_text(docs, tmp
         part = "word/document.xml" if to == "docx" else "content.xml"
         text = entry_text(converted, part).decode()
         assert html.escape(said["coffee.png"][0], quote=False) in text and PERSON_ALT in text, (src, to)
+
+
+def test_the_html_report_shows_the_pictures_left_as_they_were_too(tmp_path, describer):
+    """A document's picture whose alt text its author wrote (or marked decorative) is kept as it is, and the
+    report still shows it beside that text: a publisher checks every picture, not only those described."""
+    from capdesk.altfill.report import write_report
+
+    docx_path = make_docx(tmp_path / "r.docx")
+    result = run_alt_fill([docx_path], describer, dry_run=True, previews=True)
+    kept = [r for r in result.images if r.status == FillStatus.KEPT]
+    assert {r.alt_text for r in kept} >= {PERSON_ALT}
+    assert all(r.preview.startswith("data:image/jpeg;base64,") for r in kept), [(r.src, r.preview[:30]) for r in kept]
+    report = tmp_path / "report.html"
+    write_report(result, report)
+    page = report.read_text(encoding="utf-8")
+    assert f'alt="{html.escape(PERSON_ALT, quote=True)}"' in page
+    assert page.count("<img ") == len(result.images)
+    # Without previews (a JSON report, the window's review list) no picture is copied out for nothing.
+    assert not any(r.preview for r in run_alt_fill([docx_path], describer, dry_run=True).images)

@@ -184,3 +184,14 @@ def _row():
     from capdesk.altfill.rows import ImageRow
 
     return ImageRow("mcid.pdf", 1, 1, "page 1, Im8", FillStatus.KEPT)
+
+
+def test_the_html_report_shows_a_figure_left_as_it_was(tmp_path, describer):
+    """The Figure whose /Alt its author wrote is kept, and with previews (an HTML report) it is shown beside
+    that text like the Figures described."""
+    pdf = tmp_path / "report.pdf"
+    shutil.copy(FIXTURE, pdf)
+    result = run_alt_fill([pdf], describer, dry_run=True, previews=True)
+    kept = [r for r in result.images if r.status == FillStatus.KEPT]
+    assert [r.alt_text for r in kept] == [PERSON_ALT]
+    assert kept[0].preview.startswith("data:image/jpeg;base64,")

@@ -36,7 +36,7 @@ class PdfFile(DocumentFormat):
 
     def plan(self, doc: PdfDoc, planning: Planning, root: Path) -> list[Wanted]:
         return [Wanted(*w) for w in plan_pdf(doc, planning.options.include_empty, planning.store, planning.result,
-                                             planning.files)]
+                                             planning.files, planning.options.previews)]
 
     def fill(self, doc: PdfDoc, wanted: Wanted, described: Described | None, write: str) -> None:
         fill_pdf_row(doc, wanted.item, wanted.row, described, write)

@@ -11,6 +11,7 @@ from capdesk.altfill.documents import (
     DOC_SUFFIXES,
     Doc,
     apply_spot,
+    kept_previews,
     plan_document,
     reads_back,
     scan_document,
@@ -41,8 +42,11 @@ class ZipDocument(DocumentFormat):
                 for s in doc.spots]
 
     def plan(self, doc: Doc, planning: Planning, root: Path) -> list[Wanted]:
-        return [Wanted(*w) for w in plan_document(doc, planning.options.include_empty, planning.store,
-                                                  planning.result, planning.files)]
+        wanted = [Wanted(*w) for w in plan_document(doc, planning.options.include_empty, planning.store,
+                                                    planning.result, planning.files)]
+        if planning.options.previews:
+            kept_previews(doc, planning.store)
+        return wanted
 
     def fill(self, doc: Doc, wanted: Wanted, described: Described | None, write: str) -> None:
         apply_spot(doc, wanted.item, wanted.row, described, write)
