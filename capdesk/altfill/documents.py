@@ -202,7 +202,7 @@ def _store_name(entry: str) -> str:
 
 
 def vector_kind(data: bytes, name: str = "") -> str:
-    """The metafile format of a picture CapDesk cannot draw (Office's EMF and WMF, LibreOffice's SVM, and
+    """The vector format of a picture CapDesk cannot draw (Office's EMF and WMF, LibreOffice's SVM, SVG, and
     their compressed forms), named as people know it; "" for any other picture."""
     if len(data) >= 44 and data[:4] == b"\x01\x00\x00\x00" and data[40:44] == b" EMF":
         return "EMF"
@@ -211,6 +211,8 @@ def vector_kind(data: bytes, name: str = "") -> str:
     if data[:6] == b"VCLMTF":
         return "SVM (a LibreOffice metafile)"
     suffix = posixpath.splitext(name)[1].lower()
+    if suffix in (".svg", ".svgz") or (data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<" and b"<svg" in data[:1024]):
+        return "SVG"
     if data[:2] == b"\x1f\x8b" and suffix in (".emz", ".wmz"):
         return f"{suffix[1:].upper()} (a compressed {suffix[1:3].upper()}F)"
     return ""

@@ -293,9 +293,12 @@ def _odf_part(part: Part, kind: str, names: set[str]) -> list[Spot]:
         if frame.ns != DRAW or frame.local != "frame" or frame.end is None:
             continue
         kids = [part.elements[j] for j in frame.children]
-        image = next((k for k in kids if k.ns == DRAW and k.local == "image"), None)
-        if image is None:
+        images = [k for k in kids if k.ns == DRAW and k.local == "image"]
+        if not images:
             continue
+        # LibreOffice keeps an SVG picture with a PNG copy after it in the same frame, for readers that draw
+        # no SVG: the copy is what CapDesk can describe, and the frame's text is the same either way.
+        image = next((k for k in images if not (k.attr("href", XLINK) or "").lower().endswith(".svg")), images[0])
         n += 1
         loc = _odf_place(part, i, kind, pages, n)
         name = frame.attr("name", DRAW)

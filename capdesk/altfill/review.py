@@ -22,7 +22,7 @@ from urllib.parse import unquote
 from capdesk.altfill import file_checks, formats
 from capdesk.altfill.dry_run import as_dry_run
 from capdesk.altfill.html_images import ScanCancelled
-from capdesk.altfill.options import Writing
+from capdesk.altfill.options import AltFillOptions, Writing
 from capdesk.altfill.review_bind import refused, review_digests
 from capdesk.altfill.review_file import (  # noqa: F401  (ReviewError, read_review, digests_path: API)
     COLUMNS,
@@ -85,11 +85,14 @@ def write_review(result: AltFillResult, path: Path) -> None:
 
 
 def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = None,
-                 before_write: Callable[[Path], None] | None = None, epub_metadata: bool = False) -> AltFillResult:
+                 before_write: Callable[[Path], None] | None = None, epub_metadata: bool = False,
+                 allow_signed: bool = False) -> AltFillResult:
     """The ``text`` of every row marked ``yes`` written as its picture's alt text, a document at a time;
     a document changed since the review is left as it is and named, and so is a row naming a document
     outside the folders the review was made for. With ``epub_metadata``, an EPUB whose every picture has
-    a text alternative once written says so in its package document, as a fill does."""
+    a text alternative once written says so in its package document, as a fill does; with
+    ``allow_signed``, a signed PDF is updated after its signature as a fill does (never one certified
+    against any change)."""
     rows, _ = read_review(path)
     result = AltFillResult(dry_run=dry_run)
     wanted: dict[str, list[Reviewed]] = {}
@@ -106,7 +109,7 @@ def apply_review(path: Path, dry_run: bool = False, backup_dir: Path | None = No
         result.pages.append(PageRow(name, "failed", error=why, kind=_kind(Path(name))))
     writing = Writing(dry_run, backup_dir, before_write, epub_metadata)
     for name, chosen in wanted.items():
-        _apply_one(Path(name), chosen, result, writing)
+        _apply_one(Path(name), chosen, result, writing, AltFillOptions(allow_signed=allow_signed))
     return as_dry_run(result)
 
 
@@ -178,13 +181,14 @@ def _read_as_checked(row: PageRow, now: str, result: AltFillResult) -> bool:
     return row.status != "failed"
 
 
-def _apply_one(path: Path, chosen: list[Reviewed], result: AltFillResult, how: Writing) -> None:
+def _apply_one(path: Path, chosen: list[Reviewed], result: AltFillResult, how: Writing,
+               options: AltFillOptions) -> None:
     chosen, now = _current(path, chosen, result)
     if not chosen:
         return
     fmt = formats.for_file(path) or formats.get("page")
     try:
-        doc = fmt.scan(path)
+        doc = fmt.scan(path, options)
     except ScanCancelled:  # not asked to stop: no scan is cancelled here
         return
     if not _read_as_checked(doc.row, now, result):

@@ -73,7 +73,8 @@ def register(sub) -> None:
 def _review_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-signed", action="store_true",
                    help="also update a signed PDF (else named and left), after its signature: that still covers the "
-                        "document as signed, not the alt text; one certified against any change is left even so")
+                        "document as signed, not the alt text; one certified against any change is left even so "
+                        "(with --review-in too: the reviewed texts are written after the signature)")
     p.add_argument("--write", choices=("facts", "probably", "all"), default="facts",
                    help="which texts are written: facts (the default: what is said as fact, and figure captions, "
                         "the author's words), probably (also captions said as \"Probably ...\" and a picture's kind "
@@ -153,7 +154,8 @@ def _apply_review(ns: argparse.Namespace, status: int) -> int:
     from capdesk.session.altfill_run import apply_reviewed
 
     try:
-        result, backups = apply_reviewed(Path(ns.review_in), ns.dry_run, epub_metadata=ns.epub_metadata)
+        result, backups = apply_reviewed(Path(ns.review_in), ns.dry_run, epub_metadata=ns.epub_metadata,
+                                         allow_signed=ns.allow_signed)
     except ReviewError as exc:
         error(one_line(exc))
         return EXIT_USAGE
@@ -187,9 +189,6 @@ def _usable(ns: argparse.Namespace) -> bool:
         return False
     if ns.review_in and (ns.paths or ns.review_out):
         error("--review-in writes what a review file says: it takes no PATH and no --review-out")
-        return False
-    if ns.review_in and ns.allow_signed:  # a review round leaves signed PDFs as they are
-        error("--allow-signed goes with a fill of PATHs, not with --review-in")
         return False
     for root in ns.allow_root:
         if not Path(root).is_dir():

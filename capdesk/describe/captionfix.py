@@ -351,7 +351,7 @@ def _without_span(words: list[str], start: int, end: int) -> list[str] | None:
 def agree(verb: str, n: int) -> str:
     """A present-tense verb that follows a subject of ``n`` things ("play" -> "plays" for one, "runs" ->
     "run" for two); any other word as it is."""
-    base = _base(verb)
+    base = base_verb(verb)
     if base is None:
         return verb
     if n != 1:
@@ -361,7 +361,8 @@ def agree(verb: str, n: int) -> str:
     return plural(base)  # the same spelling rule: "watch" -> "watches", "fly" -> "flies"
 
 
-def _base(word: str) -> str | None:
+def base_verb(word: str) -> str | None:
+    """The bare form of a present-tense verb the caption model says ("runs" -> "run"), or None."""
     if word in BARE_VERBS:
         return word
     for base, third in _THIRD.items():

@@ -4,7 +4,8 @@ From a picture's ``PictureEvidence`` alone: whether the scene caption is said as
 ...", or withheld; which of the beam's captions, with which words mended (who, how many, a noun the
 picture does not hold); and, where no caption is said, which objects and tags are. The words are
 written by ``capdesk.describe.composer``. Every threshold is here, with the measurement that set it
-(docs/training.md, "What the alt text says, from one evidence record").
+(docs/training.md, "What the alt text says, from one evidence record"), but those confirming a fact's subject
+and how many, which are in ``capdesk.describe.subject_fact`` with theirs.
 
 A person, animal or vehicle that a said caption names must be seen: by the object detector (its
 calibrated score, ``capdesk.describe.calibration``) or, for animals and vehicles, by an ImageNet tag.

@@ -25,7 +25,7 @@ Flickr8k val facts contradicting the human captions in who or how many from 6.4%
 
 from __future__ import annotations
 
-from capdesk.describe.captionfix import GROUP_WORDS, _base
+from capdesk.describe.captionfix import GROUP_WORDS, base_verb
 from capdesk.describe.evidence import PictureEvidence
 from capdesk.describe.numbers import ONE_OR_TWO, numbers
 from capdesk.describe.objects import phrase_hits, said_name
@@ -36,6 +36,7 @@ SEVERAL_AREA = 0.5  # the second of several at least half the largest: not one p
 COUNT_AREA = 0.25  # of the largest box of its kind, as the policy counts (a sliver at the edge is no second)
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
 _LINKS = frozenset({"is", "are"})
+_DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "stop", "shop", "jog", "skip", "grab"})
 _VAGUE = GROUP_WORDS | {"of", "some", "several", "many", "a", "an", "the"}  # what "People" already says
 
 
@@ -92,7 +93,7 @@ def with_guess(fact: str, caption_words: list[str]) -> str:
 
 def _phrase(words: list[str], verb_at: int) -> list[str]:
     """The words with the subject's verb made a phrase's: 'is running' -> 'running', 'plays' -> 'playing'."""
-    if verb_at < len(words) and (base := _base(words[verb_at])) is not None:
+    if verb_at < len(words) and (base := base_verb(words[verb_at])) is not None:
         return words[:verb_at] + [_ing(base)] + words[verb_at + 1:]
     link = next((k for k in range(verb_at, min(verb_at + 8, len(words))) if words[k] in _LINKS), None)
     if link is None:
@@ -114,5 +115,3 @@ def _ing(base: str) -> str:
         return base + base[-1] + "ing"
     return base + "ing"
 
-
-_DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "stop", "shop", "jog", "skip", "grab"})

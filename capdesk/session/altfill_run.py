@@ -27,13 +27,14 @@ def fill_alt_text(options: AltFillOptions, describer: Describer, progress: Progr
     return result, backups
 
 
-def apply_reviewed(review: Path, dry_run: bool = False,
-                   epub_metadata: bool = False) -> tuple[AltFillResult, Path | None]:
+def apply_reviewed(review: Path, dry_run: bool = False, epub_metadata: bool = False,
+                   allow_signed: bool = False) -> tuple[AltFillResult, Path | None]:
     """The texts a person marked ``yes`` in a review file, written into their pages and documents; the
     folder keeping the changed ones' originals (None on a dry run). ``ReviewError`` for a file that is
-    no review file. ``epub_metadata`` as for a fill: a book whose every picture then has a text
-    alternative says so."""
+    no review file. ``epub_metadata`` and ``allow_signed`` as for a fill: a book whose every picture then
+    has a text alternative says so; a signed PDF is updated after its signature."""
     from capdesk.altfill.review import apply_review
 
     backups = None if dry_run else default_backup_dir()
-    return apply_review(review, dry_run=dry_run, backup_dir=backups, epub_metadata=epub_metadata), backups
+    return apply_review(review, dry_run=dry_run, backup_dir=backups, epub_metadata=epub_metadata,
+                        allow_signed=allow_signed), backups

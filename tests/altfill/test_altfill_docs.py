@@ -321,3 +321,35 @@ def test_the_html_report_shows_the_pictures_left_as_they_were_too(tmp_path, desc
     assert page.count("<img ") == len(result.images)
     # Without previews (a JSON report, the window's review list) no picture is copied out for nothing.
     assert not any(r.preview for r in run_alt_fill([docx_path], describer, dry_run=True).images)
+
+
+SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect/></svg>'
+
+
+def test_an_svg_picture_is_described_by_its_png_copy_and_an_svg_alone_is_skipped(tmp_path, describer):
+    """LibreOffice keeps an SVG picture with a PNG copy after it in the same frame; the copy is described
+    and the frame gets its text. An SVG with no copy is skipped by its name for a person, never failing
+    the run (two LibreOffice templates failed whole runs with "not an image")."""
+    from test_altfill_docs_build import ODF_MANIFEST, ODF_NS, store
+
+    both = ('<draw:frame draw:name="Logo"><draw:image xlink:href="Pictures/logo.svg"/>'
+            '<draw:image xlink:href="Pictures/chelsea.png"/></draw:frame>')
+    alone = '<draw:frame draw:name="Leaf"><draw:image xlink:href="Pictures/leaf.svg"/></draw:frame>'
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {ODF_NS}><office:body>'
+               f'<office:presentation><draw:page draw:name="One">{both}{alone}</draw:page></office:presentation>'
+               '</office:body></office:document-content>')
+    mime = "application/vnd.oasis.opendocument.presentation"
+    deck = tmp_path / "deck.odp"
+    with zipfile.ZipFile(deck, "w") as z:
+        store(z, "mimetype", mime, zipfile.ZIP_STORED)
+        store(z, "content.xml", content)
+        store(z, "Pictures/logo.svg", SVG)
+        store(z, "Pictures/leaf.svg", SVG)
+        store(z, "Pictures/chelsea.png", (SAMPLES / "chelsea.png").read_bytes(), zipfile.ZIP_STORED)
+        store(z, "META-INF/manifest.xml", ODF_MANIFEST.replace("MIME", mime))
+    result = run_alt_fill([deck], describer, write="all", backup_dir=tmp_path / "backups")
+    assert result.pages[0].status == "changed", result.pages[0]
+    logo, leaf = result.images
+    assert logo.src == "Pictures/chelsea.png" and logo.status == FillStatus.FILLED and logo.alt_text
+    assert leaf.status == FillStatus.SKIPPED and "an SVG picture" in leaf.note and not leaf.error
+    assert f"<svg:desc>{html.escape(logo.alt_text, quote=False)}</svg:desc>" in entry_text(deck, "content.xml").decode()

@@ -295,7 +295,9 @@ def test_each_mark_of_a_signature_is_heeded(tmp_path, catalog, extra, why):
     assert pdf.read_bytes() == original
 
 
-def test_the_cli_takes_allow_signed_for_a_fill_and_refuses_it_with_review_in(tmp_path, signer):
+def test_the_cli_takes_allow_signed_for_a_fill_and_for_a_review_round(tmp_path, signer):
+    import csv
+
     from conftest import run_cli
 
     pdf = tmp_path / "signed.pdf"
@@ -303,10 +305,30 @@ def test_the_cli_takes_allow_signed_for_a_fill_and_refuses_it_with_review_in(tmp
     r = run_cli("alt-fill", str(pdf), "-q", "--ocr", "never", "--beam", "1", "--allow-signed")
     assert f"capdesk: {pdf}: {SIGNED_UPDATED}" in r.stderr.splitlines(), r.stderr
     assert signature_status(pdf, signer).intact
+    # A review round: the signed PDF's pictures listed, one text accepted, written only when asked, as the
+    # refusal's own advice says (it said --allow-signed, which the review round used to refuse).
+    second = tmp_path / "second.pdf"
+    second.write_bytes(signed(build(base()), signer, "approve"))
     review = tmp_path / "review.csv"
-    review.write_text("document,location\n", encoding="utf-8")
+    r = run_cli("alt-fill", str(second), "-q", "--ocr", "never", "--beam", "1", "--allow-signed", "--dry-run",
+                "--review-out", str(review))
+    assert r.returncode in (0, 1), r.stderr
+    with review.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows, "the signed PDF's pictures are listed for review"
+    rows[0]["write"], rows[0]["text"] = "yes", "A cup of coffee on a saucer."
+    with review.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    before = second.read_bytes()
+    r = run_cli("alt-fill", "--review-in", str(review))
+    # Named and left, and the run exits 1: a batch notices the PDF still lacks its texts.
+    assert second.read_bytes() == before and "--allow-signed" in r.stderr and r.returncode == 1, r.stderr
     r = run_cli("alt-fill", "--review-in", str(review), "--allow-signed")
-    assert r.returncode == 2 and "--allow-signed" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert second.read_bytes().startswith(before) and figure_alt(second) == "A cup of coffee on a saucer."
+    assert signature_status(second, signer).intact
 
 
 def _encrypted(tmp_path: Path, revision: int) -> Path:
