@@ -36,6 +36,7 @@ SEVERAL_AREA = 0.5  # the second of several at least half the largest: not one p
 COUNT_AREA = 0.25  # of the largest box of its kind, as the policy counts (a sliver at the edge is no second)
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
 _LINKS = frozenset({"is", "are"})
+LINK_REACH = 12  # "a little child wearing a white shirt and a blue shirt is sitting": the verb comes late
 _DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "stop", "shop", "jog", "skip", "grab"})
 _VAGUE = GROUP_WORDS | {"of", "some", "several", "many", "a", "an", "the"}  # what "People" already says
 
@@ -95,7 +96,7 @@ def _phrase(words: list[str], verb_at: int) -> list[str]:
     """The words with the subject's verb made a phrase's: 'is running' -> 'running', 'plays' -> 'playing'."""
     if verb_at < len(words) and (base := base_verb(words[verb_at])) is not None:
         return words[:verb_at] + [_ing(base)] + words[verb_at + 1:]
-    link = next((k for k in range(verb_at, min(verb_at + 8, len(words))) if words[k] in _LINKS), None)
+    link = next((k for k in range(verb_at, min(verb_at + LINK_REACH, len(words))) if words[k] in _LINKS), None)
     if link is None:
         return words
     if link > verb_at and words[link - 1] in ("that", "who", "which"):  # "a bus that is parked"

@@ -53,6 +53,8 @@ def test_the_sentence_says_the_fact_then_the_rest_as_probable():
                                                                      "rock.",
         ("a bus", "A bus that is parked on a street."): "A bus, probably parked on a street.",
         ("a dog", "A dog."): "A dog.",
+        ("a person", "A little child wearing a white shirt and a blue shirt is sitting."): (
+            "A person, probably a little child wearing a white shirt and a blue shirt, sitting."),
         ("people", "A crowd of people are jumping on a court."): "People, probably jumping on a court.",
     }
     for (fact, caption), want in cases.items():
