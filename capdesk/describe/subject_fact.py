@@ -115,4 +115,3 @@ def _ing(base: str) -> str:
     if base in _DOUBLED:
         return base + base[-1] + "ing"
     return base + "ing"
-

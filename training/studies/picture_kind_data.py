@@ -755,13 +755,20 @@ def gmt_map(r: random.Random, p: Path) -> None:
     frame = r.choice(
         ["-Baf", "-Bafg", "-B0", '-BWSne+t"' + words(r, 2).title() + '"', '-Bafg+t"' + r.choice(WORDS).title() + '"']
     )
+    gmt_png(r, [f"gmt coast {' '.join(args)} {frame}"], p)
+
+
+def gmt_png(r: random.Random, lines: list[str], p: Path, timeout: float = 120,
+            ground: tuple[int, int, int] = (255, 255, 255)) -> None:
+    """GMT commands run as one modern-mode session into a PNG at a random resolution, saved flat on ``ground``
+    at ``p`` (nothing saved where GMT made no picture)."""
     with tempfile.TemporaryDirectory() as tmp:
-        script = f"gmt begin m png E{r.choice([40, 55, 70])}\ngmt coast {' '.join(args)} {frame}\ngmt end\n"
+        script = f"gmt begin m png E{r.choice([40, 55, 70])}\n" + "\n".join(lines) + "\ngmt end\n"
         (Path(tmp) / "m.sh").write_text(script)
-        run(["bash", "m.sh"], cwd=tmp, timeout=120, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
+        run(["bash", "m.sh"], cwd=tmp, timeout=timeout, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
         made = Path(tmp) / "m.png"
         if made.exists():
-            _flatten(made).save(p)
+            _flatten(made, ground).save(p)
 
 
 def dcw_countries() -> list[str]:
@@ -807,13 +814,7 @@ def political_map(r: random.Random, p: Path, countries: list[str]) -> None:
         lines.append('gmt colorbar -Cc.cpt -DJBC+w8c/0.3c+h -Bxaf+l"' + words(r, 2) + '"')
     frame = r.choice(["-B0", "-Bafg", '-B+t"' + words(r, 2).title() + '"', "-B0"])
     lines.append(f"gmt basemap {frame}")
-    with tempfile.TemporaryDirectory() as tmp:
-        script = f"gmt begin m png E{r.choice([40, 55, 70])}\n" + "\n".join(lines) + "\ngmt end\n"
-        (Path(tmp) / "m.sh").write_text(script)
-        run(["bash", "m.sh"], cwd=tmp, timeout=180, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
-        made = Path(tmp) / "m.png"
-        if made.exists():
-            _flatten(made).save(p)
+    gmt_png(r, lines, p, timeout=180)
 
 
 def globe_map(r: random.Random, p: Path) -> None:
@@ -829,13 +830,7 @@ def globe_map(r: random.Random, p: Path) -> None:
         args.append("-W0.25p," + r.choice(["black", "white", "gray30"]))
     frame = r.choice(["-Bg30", "-Bg15", "-B0", "-Bafg"])
     ground = r.choice([(255, 255, 255), (0, 0, 0), (10, 12, 30)])
-    with tempfile.TemporaryDirectory() as tmp:
-        script = f"gmt begin m png E{r.choice([40, 55, 70])}\ngmt coast {' '.join(args)} {frame}\ngmt end\n"
-        (Path(tmp) / "m.sh").write_text(script)
-        run(["bash", "m.sh"], cwd=tmp, timeout=120, env={**os.environ, "GMT_SESSION_NAME": str(os.getpid())})
-        made = Path(tmp) / "m.png"
-        if made.exists():
-            _flatten(made, ground).save(p)
+    gmt_png(r, [f"gmt coast {' '.join(args)} {frame}"], p, ground=ground)
 
 
 def street_map(r: random.Random) -> Image.Image:

@@ -10,7 +10,8 @@ wrong); where it was wrong in who, which animal or how many, the fact is judged 
 image, fact, label, note), since "People" for "two people" where there are three is right, and "People" for
 "a person holding a little child" where there are four women too. The same file holds facts looked at beside
 their pictures whatever their sentence's label (36 test facts drawn at random: one of them was wrong, a rugby
-tackle of three players said "Two people"), and those judgements come first. Facts not yet judged are listed for judging.
+tackle of three players said "Two people"), and those judgements come first. Facts not yet judged are listed
+for judging.
 """
 
 from __future__ import annotations
