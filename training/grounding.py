@@ -26,9 +26,7 @@ import numpy as np
 import torch
 
 from capdesk.describe import tags as tag_mod
-from capdesk.describe.policy import FACT_ZONE_QUANTILE
-from capdesk.describe.policy import TRUST_FACT as TRUST_FACT_THRESHOLD
-from capdesk.describe.policy import TRUST_PROBABLY as TRUST_PROBABLY_THRESHOLD
+from capdesk.describe.settings import DEFAULT as POLICY
 from capdesk.describe.trust import Evidence, TrustModel, features, fit
 from capdesk.model.engine import Engine
 from training import concepts as cmod
@@ -37,6 +35,10 @@ from training.data import read_any
 from training.evaluate import source_group
 from training.export import write_manifest
 from training.metrics import score
+
+FACT_ZONE_QUANTILE = POLICY.saying.fact_zone_quantile
+TRUST_FACT_THRESHOLD = POLICY.saying.trust_fact
+TRUST_PROBABLY_THRESHOLD = POLICY.saying.trust_probably
 
 log = logging.getLogger("training")
 TAU = 0.5

@@ -27,6 +27,7 @@ from capdesk.describe.fact_check import FactCheck
 from capdesk.describe.found import Part, parts_found, where_things_are
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.pixelfacts import PictureFacts, picture_facts, plain_fact
+from capdesk.describe.settings import DEFAULT, PolicySettings
 from capdesk.describe.trust import TAG_THRESHOLD as EVIDENCE_TAG_FLOOR
 from capdesk.describe.trust import Evidence, TrustModel
 from capdesk.imageio import cut_out_share, load_image, original_size
@@ -78,6 +79,7 @@ class Described:
     text_lines: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)  # where it is
     decision: policy.Decision | None = field(default=None, repr=False)  # what the policy allowed
     evidence: PictureEvidence | None = field(default=None, repr=False)  # what it decided from
+    settings: PolicySettings = field(default=DEFAULT, repr=False)  # the model's, by which it decided
 
     @property
     def said_caption(self) -> str | None:
@@ -119,7 +121,7 @@ class Described:
         if self.decision is None:  # described elsewhere (an older worker): the caption and its standing only
             return extended_description(self.caption.text if self.caption else None, self.said_as, self.tags,
                                         self.text, self.facts)
-        seen = [(o.label, o.score) for o in self.objects if o.score >= policy.SAY_OBJECT]
+        seen = [(o.label, o.score) for o in self.objects if o.score >= self.settings.saying.say_object]
         long = composer.long_description(self.decision, self.tags, seen, self.facts)
         where = where_things_are(self.found())
         return f"{long} {where}".strip() if where else long
@@ -200,6 +202,7 @@ class Describer:
         primary = Engine(model, provider=provider, beam=beam, threads=threads)
         self.primary = primary
         self.engines: dict[str, Engine] = {primary.name: primary}
+        self.settings: dict[str, PolicySettings] = {primary.name: _settings_of(primary)}
         self.problems: list[str] = []
         bundles, self.problems = (others, []) if others is not None else discover()
         for b in bundles:
@@ -212,6 +215,7 @@ class Describer:
                 continue  # a fine-tune that has not proved itself describes only when named
             try:
                 e = Engine(b, provider=provider, beam=beam, threads=threads)
+                self.settings[e.name] = _settings_of(e)
             except BundleError as exc:
                 self.problems.append(str(exc))
                 continue
@@ -404,12 +408,13 @@ class Describer:
             sure = [(w, p) for w, p in ev.concepts.items() if p >= eng.concepts.threshold]
             d.concepts = sorted(sure, key=lambda wp: -wp[1])[:MAX_CONCEPTS]
         opts = policy.Options(o.tags, o.show_guess, o.low_confidence)
-        decision = policy.decide(ev, opts, self._fact_check(eng))
+        d.settings = self.settings[eng.name]
+        decision = policy.decide(ev, opts, self._fact_check(eng), d.settings)
         w = composer.alt_text(decision, o.show_guess)
         if not w.text and w.said_as in (SaidAs.WITHHELD, SaidAs.NONE):
             # Counting pixels costs a little; only a picture with nothing else to say needs it.
             ev.plain_fact = plain_fact(img)
-            decision = policy.decide(ev, opts, self._fact_check(eng))
+            decision = policy.decide(ev, opts, self._fact_check(eng), d.settings)
             w = composer.alt_text(decision, o.show_guess)
         d.decision = decision
         d.description, d.said_as, d.review, d.reason = w.text, w.said_as, w.review, w.reason
@@ -436,6 +441,11 @@ class Describer:
                 why = f"model failed ({str(exc).splitlines()[0]})"
                 return [Described(p, model=self.name, error=err or why) for p, _, err in chunk]
         return [done.get(i) or Described(p, model=self.name, error=err) for i, (p, _, err) in enumerate(chunk)]
+
+
+def _settings_of(e: Engine) -> PolicySettings:
+    """The model's own policy settings (its manifest's ``policy`` section over the defaults)."""
+    return PolicySettings.for_model(e.bundle.manifest.get("policy"), e.bundle.path / "manifest.json")
 
 
 def _in_picture_pixels(lines: list, read_size: tuple[int, int], size: tuple[int, int] | None) -> list:

@@ -7,20 +7,21 @@ best), but the detector sees who is there and how many. So a caption said as fac
 subject with the rest as a guess: "A dog, probably running through the grass."; "People, probably two,
 standing in the snow.". The subject is confirmed where the detector sees it and its number:
 
-- "one" where exactly one box of its kind scores from ``SURE`` and no second one from ``ANY`` (of at least
-  ``AREA`` of the largest): wrestling dogs are one box that scores less;
+- "one" where exactly one box of its kind scores from ``subject_sure`` and no second one from ``subject_any``
+  (of at least ``subject_area`` of the largest): wrestling dogs are one box that scores less;
 - an exact number ("two", "three") where the detector's count agrees at both floors;
-- several, without a number ("People", "Dogs"), where it sees at least two boxes from ``SURE``, the second
-  at least ``SEVERAL_AREA`` of the largest (not one performer before a crowd);
+- several, without a number ("People", "Dogs"), where it sees at least two boxes from ``subject_sure``, the
+  second at least ``several_area`` of the largest (not one performer before a crowd);
 - "one or two", the policy's own hedge for a second box half seen, where one box is sure and no third seen.
 
 Chosen on 500 val alt texts read by eye (``training/studies/val_by_eye.csv``; replayed by
 ``python training/studies/subject_facts.py VAL.jsonl training/studies/val_by_eye.csv``, where the facts whose
 sentence was wrong in who or how many are judged again in ``subject_facts_judged.csv``): of the 306 captions
-said as fact, 197 keep a confirmed subject, wrong in who or how many 7 times (96.4%; SURE 0.9 keeps 188 with
-the same precision, 0.7 keeps 233 with 3 more wrong; ``AREA`` 0.25 keeps 208 at 94.8%), against 120 of 306
-sentences wrong in the main thing before. The rest are said as "Probably ...". ``SEVERAL_AREA`` 0.5 takes the
-Flickr8k val facts contradicting the human captions in who or how many from 6.4% to 5.1% (0.25: 6.4%).
+said as fact, 197 keep a confirmed subject, wrong in who or how many 7 times (96.4%; ``subject_sure`` 0.9 keeps
+188 with the same precision, 0.7 keeps 233 with 3 more wrong; ``subject_area`` 0.25 keeps 208 at 94.8%), against
+120 of 306 sentences wrong in the main thing before. The rest are said as "Probably ...". ``several_area`` 0.5 takes
+the Flickr8k val facts contradicting the human captions in who or how many from 6.4% to 5.1% (0.25: 6.4%).
+The numbers are the model's ``Saying`` settings (``capdesk.describe.settings``).
 """
 
 from __future__ import annotations
@@ -30,10 +31,8 @@ from capdesk.describe.evidence import PictureEvidence
 from capdesk.describe.numbers import ONE_OR_TWO, numbers
 from capdesk.describe.objects import phrase_hits, said_name
 from capdesk.describe.plainwords import NUMBERS, counted, plural
+from capdesk.describe.settings import DEFAULT, PolicySettings
 
-SURE, ANY, AREA = 0.8, 0.3, 0.1
-SEVERAL_AREA = 0.5  # the second of several at least half the largest: not one performer before a crowd
-COUNT_AREA = 0.25  # of the largest box of its kind, as the policy counts (a sliver at the edge is no second)
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
 _LINKS = frozenset({"is", "are"})
 LINK_REACH = 12  # "a little child wearing a white shirt and a blue shirt is sitting": the verb comes late
@@ -41,15 +40,17 @@ _DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "
 _VAGUE = GROUP_WORDS | {"of", "some", "several", "many", "a", "an", "the"}  # what "People" already says
 
 
-def confirmed(ev: PictureEvidence, words: list[str]) -> str | None:
+def confirmed(ev: PictureEvidence, words: list[str], s: PolicySettings = DEFAULT) -> str | None:
     """'a dog', 'two people', 'people': the caption's subject as the detector confirms it, or None where it
     does not (the subject is none of its kinds, or its number is in doubt)."""
+    say = s.saying
     hit = _subject(words)
     if hit is None:
         return None
     i, n, cat = hit
     said = numbers(" ".join(words), frozenset({"person"})).get(cat)
-    sure, anywhere = ev.count(cat, SURE, COUNT_AREA), ev.count(cat, ANY, AREA)
+    sure = ev.count(cat, say.subject_sure, s.mending.count_area)
+    anywhere = ev.count(cat, say.subject_any, say.subject_area)
     name = said_name(cat)
     if ONE_OR_TWO in " ".join(words[:i]):  # the policy's own hedge: a second box half seen
         return f"{ONE_OR_TWO} {plural(name)}" if sure >= 1 and anywhere <= 2 else None
@@ -60,7 +61,7 @@ def confirmed(ev: PictureEvidence, words: list[str]) -> str | None:
     exact = next((_WORD_NUMBER[w] for w in words[:i] if w in _WORD_NUMBER), None)
     if exact is not None and sure == exact == anywhere:
         return counted(name, exact)
-    return plural(name) if ev.count(cat, SURE, SEVERAL_AREA) >= 2 else None
+    return plural(name) if ev.count(cat, say.subject_sure, say.several_area) >= 2 else None
 
 
 def _subject(words: list[str]) -> tuple[int, int, str] | None:

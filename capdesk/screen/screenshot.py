@@ -24,6 +24,7 @@ from PIL import Image
 from capdesk.describe import composer, policy
 from capdesk.describe.alttext import quoted_text
 from capdesk.describe.plainwords import listed
+from capdesk.describe.seeing import seen_objects
 from capdesk.screen import saying, wholetext
 from capdesk.screen.atspi import Rect
 from capdesk.screen.capture import wayland
@@ -108,7 +109,7 @@ def _as_screenshot(r: ScreenReading, what: str, title: str) -> None:
     d = r.described
     parts = [intro(what, r.shown, title, r.program), pictures_said(r.pictures)]
     if r.shown is None and d.evidence is not None:  # no bus to place the pictures: what surely is there
-        seen = policy.seen_objects(d.evidence)[0]
+        seen = seen_objects(d.evidence, d.settings)[0]
         parts.append(f"Seen in it: {listed(seen)}." if seen else "")
     if r.text:
         parts.append(quoted_text(r.text))

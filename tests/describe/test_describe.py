@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from capdesk.describe import ocr, tags
 from capdesk.describe.alttext import clean_caption
 from capdesk.describe.describer import DescribeOptions, Describer
-from capdesk.describe.policy import TRUST_FACT
+from capdesk.describe.settings import DEFAULT as POLICY
 from capdesk.folders.reading import describe_paths
 from capdesk.model.domain import Route, route
 
@@ -101,7 +101,7 @@ def test_everyday_photos_go_to_everyday(describer):
     # Said as fact exactly when the trust rule allows it: trust high enough and the picture typical
     # enough of the model's photos (capdesk.describe.trust); else "Probably ...".
     zone = json.loads((ROOT / "models" / "everyday" / "manifest.json").read_text())["trust"]["fact_domain_ratio"]
-    assert astro.certain == (astro.trust >= TRUST_FACT and astro.domain_score <= zone)
+    assert astro.certain == (astro.trust >= POLICY.saying.trust_fact and astro.domain_score <= zone)
     assert astro.description.startswith("Probably ") != astro.certain
 
 

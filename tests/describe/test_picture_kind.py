@@ -13,6 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 from capdesk.describe import composer, picture_kind, policy
 from capdesk.describe.detector import Detection
 from capdesk.describe.evidence import Finalist, PictureEvidence
+from capdesk.describe.settings import DEFAULT
 from capdesk.model.bundle import Bundle, BundleError, open_bundle
 from capdesk.status import SaidAs
 
@@ -172,7 +173,7 @@ def test_a_kind_photos_are_taken_for_is_a_guess_until_the_model_is_sure():
     assert composer.alt_text(policy.decide(_ev("drawing", [], sure=0.65))).text == "Probably a drawing."
     assert composer.alt_text(policy.decide(_ev("drawing", [cat], sure=0.65))).text == "Probably a drawing of a cat."
     assert composer.alt_text(policy.decide(_ev("icon", [], sure=0.89))).text == "Probably an icon."
-    assert composer.alt_text(policy.decide(_ev("drawing", [], sure=policy.KIND_FACT))).text == "A drawing."
+    assert composer.alt_text(policy.decide(_ev("drawing", [], sure=DEFAULT.saying.kind_fact))).text == "A drawing."
     # No photo was taken for a chart, a page or a map: those kinds are said from their own thresholds.
     assert composer.alt_text(policy.decide(_ev("chart", [], sure=0.6))).text == "A chart."
     long = composer.long_description(policy.decide(_ev("diagram", [], sure=0.7)), [], [], None)

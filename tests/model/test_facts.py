@@ -15,8 +15,7 @@ from test_beam import END, START, TREE, A, B, C, make_step, tree_decoder
 
 from capdesk.describe.grounding import bias_matrix, token_concepts
 from capdesk.describe.objects import mentions
-from capdesk.describe.policy import TRUST_FACT as TRUST_FACT_THRESHOLD
-from capdesk.describe.policy import TRUST_PROBABLY as TRUST_PROBABLY_THRESHOLD
+from capdesk.describe.settings import DEFAULT as POLICY
 from capdesk.describe.trust import FEATURES, Evidence, TrustModel, features, fit
 from capdesk.folders.reading import describe_paths
 from capdesk.model.beam import beam_finalists
@@ -103,9 +102,9 @@ def test_evidence_reads_unsupported_objects_tags_and_finalists():
 
 
 @pytest.mark.parametrize("trust, said_as, starts", [
-    (TRUST_FACT_THRESHOLD + 0.01, SaidAs.FACT, "A dog"),
-    ((TRUST_FACT_THRESHOLD + TRUST_PROBABLY_THRESHOLD) / 2, SaidAs.PROBABLY, "Probably a dog"),
-    (TRUST_PROBABLY_THRESHOLD - 0.01, SaidAs.WITHHELD, "May contain: a horse."),
+    (POLICY.saying.trust_fact + 0.01, SaidAs.FACT, "A dog"),
+    ((POLICY.saying.trust_fact + POLICY.saying.trust_probably) / 2, SaidAs.PROBABLY, "Probably a dog"),
+    (POLICY.saying.trust_probably - 0.01, SaidAs.WITHHELD, "May contain: a horse."),
 ])
 def test_trust_decides_fact_probably_or_withheld(trust, said_as, starts):
     w = said("a dog runs on the grass", trust=trust, tags=[("horse", 0.8)])
@@ -139,7 +138,7 @@ def test_the_shipped_model_gives_concepts_and_trust(default_bundle):
         assert all(0.0 <= c["probability"] <= 1.0 and c["word"] for c in rec["concepts"])
         assert rec["review"] is (rec["said_as"] != "fact")
         if rec["said_as"] == "fact":
-            assert rec["trust"] >= TRUST_FACT_THRESHOLD
+            assert rec["trust"] >= POLICY.saying.trust_fact
 
 
 @pytest.mark.slow  # 2 s measured on two busy cores

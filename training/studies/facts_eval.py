@@ -95,11 +95,14 @@ def record(d) -> dict | None:
     return rec
 
 
-def replay(dump: Path, show_guess: bool = False, metrics: bool = True) -> dict:
-    """The figures of a ``--dump`` file with the policy as it is now, without describing again: how the
-    policy's thresholds are chosen on val."""
+def replay(dump: Path, show_guess: bool = False, metrics: bool = True, settings=None) -> dict:
+    """The figures of a ``--dump`` file with the policy as it is now (or with other ``settings``, a
+    ``PolicySettings``), without describing again: how the policy's thresholds are chosen on val."""
     from capdesk.describe import composer, policy
     from capdesk.describe.evidence import PictureEvidence
+    from capdesk.describe.settings import DEFAULT
+
+    settings = settings or DEFAULT
 
     rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
     out = {}
@@ -109,7 +112,8 @@ def replay(dump: Path, show_guess: bool = False, metrics: bool = True) -> dict:
         empty = 0
         hyps, refs = {}, {}
         for r in mine:
-            d = policy.decide(PictureEvidence.from_record(r["record"]), fact_check=_fact_check(r["record"]["model"]))
+            d = policy.decide(PictureEvidence.from_record(r["record"]), fact_check=_fact_check(r["record"]["model"]),
+                              settings=settings)
             w = composer.alt_text(d, show_guess)
             text = d.caption or d.guess
             # What is said as fact is the confirmed subject alone where the rest is said as probable.
@@ -161,8 +165,7 @@ def said_text(d) -> str:
 def plot(dump: Path, path: Path, zone: float) -> None:
     """The risk-coverage curves of facts as the trust threshold moves, with the gate and the fact zone
     as the app applies them, from a ``--dump`` file; the shipped threshold marked."""
-    from capdesk.describe.policy import TRUST_FACT as TRUST_FACT_THRESHOLD
-    from training.grounding import TARGET_FACT_CHAIRS
+    from training.grounding import TARGET_FACT_CHAIRS, TRUST_FACT_THRESHOLD
     from training.plots import risk_coverage_png
 
     rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
