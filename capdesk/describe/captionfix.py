@@ -1,15 +1,17 @@
 """Mending a caption's words where the evidence says otherwise: who (a man, a girl), how many (one, two,
 a group), and a noun the picture does not hold (a dog for a horse). The caption model's sentences are
-short and regular ("a group of people standing on a beach", "two dogs are playing in the snow"), so
-the noun phrase that names the subject is found by its words, not parsed.
+short and regular ("a group of people standing on a beach", "two dogs are playing in the snow"); where
+each thing is named and where its noun phrase begins is read once per caption by
+``capdesk.describe.sentence``, and each mend here is an operation on those phrases.
 
 Each function takes and gives the caption as lower-case words; ``sentence`` makes the text.
 """
 
 from __future__ import annotations
 
-from capdesk.describe.objects import _LONGEST, PHRASES
+from capdesk.describe.objects import PHRASES
 from capdesk.describe.plainwords import NUMBERS, article, plural
+from capdesk.describe.sentence import DETERMINERS, GROUP_WORDS, SINGULAR_OF, parse, singular
 
 # Gendered words -> the word that says only what is reliable (a person, a child).
 NEUTRAL = {"man": "person", "men": "people", "woman": "person", "women": "people", "boy": "child",
@@ -25,16 +27,12 @@ NEUTRAL = {"man": "person", "men": "people", "woman": "person", "women": "people
 AGE_UNSURE = {"girl": "", "girls": "", "boy": "young", "boys": "young"}  # word -> after which it is unsure
 AGE_SURE_BEFORE = frozenset({"little", "baby"})
 PERSON_PRONOUNS = frozenset({"his", "her", "himself", "herself"})
-# Words before a noun that say how many.
-DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five", "several", "many", "some",
-                         "this", "another"})
 VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
 _PLACE_WORDS = frozenset({"on", "at", "in", "near", "by"})
 _PLACE_ENDS = frozenset({"is", "are", "while", "as", "during", "for"})  # what may follow the place's phrase
 # What "and another" is said of, not dropped as a repeat: people, animals and vehicles.
 _SUBJECTS = frozenset({"person", "bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe",
                        "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
-GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "pack", "team", "bunch"})
 # Verbs the caption model says right after its subject without "is"/"are" ("two dogs play", "a dog runs"):
 # a recounted subject takes the verb's other form.
 BARE_VERBS = frozenset({"play", "run", "jump", "walk", "stand", "sit", "swim", "ride", "climb", "race", "catch",
@@ -44,8 +42,6 @@ BARE_VERBS = frozenset({"play", "run", "jump", "walk", "stand", "sit", "swim", "
                         "sing", "march", "gather", "stare", "lie", "lay", "do", "go", "have", "make", "reach",
                         "grab", "bite", "roll", "dig", "lead", "cheer", "perform", "compete", "head", "sail"})
 _THIRD = {"do": "does", "go": "goes", "have": "has"}
-SINGULAR_OF = {"people": "person", "men": "man", "women": "woman", "children": "child", "boys": "boy",
-               "girls": "girl", "crowd": "person", "team": "person", "family": "person", "couple": "person"}
 
 
 def sentence(words: list[str]) -> str:
@@ -125,7 +121,7 @@ def _place_said_twice(words: list[str]) -> list[str]:
     if len(words) < 4:
         return words
     last = words[-1]
-    det = _determiner_start(words, len(words) - 1)
+    det = parse(words).determiner(len(words) - 1)
     if det is None or det < 2 or words[det - 1] not in _AGAIN_PLACE or last not in words[:det]:
         return words
     if any(w.endswith("ing") for w in words[det + 1:]):
@@ -143,67 +139,17 @@ def _articles(words: list[str]) -> list[str]:
     return out
 
 
-def _find(words: list[str], category: str) -> tuple[int, int] | None:
-    """The first span of words naming ``category`` (start, end)."""
-    i = 0
-    while i < len(words):
-        for n in range(min(_LONGEST, len(words) - i), 0, -1):
-            cat = PHRASES.get(tuple(words[i:i + n]))
-            if cat is None:
-                continue
-            if cat == category:
-                return i, i + n
-            i += n - 1
-            break
-        i += 1
-    return None
-
-
-def _determiner_start(words: list[str], noun: int) -> int | None:
-    """Where the noun phrase before ``noun`` begins (its determiner), looking back over a few adjectives."""
-    for j in range(noun - 1, max(noun - 5, -1), -1):
-        w = words[j]
-        if w == "of" and j > 0 and words[j - 1] in GROUP_WORDS:
-            return j - 2 if j > 1 and words[j - 2] in ("a", "an", "the") else j - 1
-        if w in DETERMINERS:
-            return j
-        if w.endswith("ing") or w in ("is", "are") or (w not in GROUP_WORDS and (w,) in PHRASES):
-            # a verb or another thing's noun: the phrase has no determiner of its own. A bare plural right
-            # after it ("riding horses") begins at its noun; the walk never goes on into the subject
-            # ("a person riding horses" -> "a person riding hors" was the mend that did).
-            return noun if j == noun - 1 and singular(words[noun]) != words[noun] else None
-        if w in ("and", "with", "in", "on", "of", "at", "by"):
-            return None
-    return None
-
-
-# Plurals in "-ses" that drop "es" (most drop the s alone: horses, houses, vases, nurses, roses).
-_SES_DROP_ES = frozenset({"buses", "gases", "lenses", "canvases", "circuses", "campuses", "atlases", "bonuses"})
-
-
-def singular(noun: str) -> str:
-    if noun in SINGULAR_OF:
-        return SINGULAR_OF[noun]
-    if noun.endswith("ies") and len(noun) > 4:
-        return noun[:-3] + "y"
-    if noun.endswith(("sses", "shes", "ches", "xes", "zzes")) or noun in _SES_DROP_ES:
-        return noun[:-2]
-    if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3:
-        return noun[:-1]
-    return noun
-
-
 def recount(words: list[str], category: str, n: int, number: str | None = None) -> list[str] | None:
     """The caption with its first mention of ``category`` said as ``n`` of it ("a group of people" ->
     "a person" for n=1, "a man" -> "two men" for n=2), the verb right after it agreeing; None when the
     mention's noun phrase cannot be found."""
-    span = _find(words, category)
-    if span is None:
+    found = parse(words).first(category)
+    if found is None:
         return None
-    start, end = span
+    start, end = found.start, found.end
     if n == 1 and singular(words[end - 1]) == words[end - 1] and words[end - 1] not in SINGULAR_OF:
         return None  # "a man and a woman": two singular mentions that no one noun phrase can mend
-    det = _determiner_start(words, start)
+    det = parse(words).determiner(start)
     if det is None:
         return None
     adjectives = [w for w in words[det + 1:start] if w not in GROUP_WORDS and w not in ("of", "a", "an", "the")
@@ -317,10 +263,8 @@ def _without(words: list[str], category: str) -> list[str] | None:
     """The caption without its mention of ``category``: "a man sitting on a bench in a park" -> "a man
     sitting in a park", "a clock tower" -> "a tower", "holding a tennis racket" goes with its verb; None
     where the mention is the sentence's subject or its phrase cannot be told."""
-    span = _find(words, category)
-    if span is None:
-        return None
-    return _without_span(words, *span)
+    found = parse(words).first(category)
+    return None if found is None else _without_span(words, found.start, found.end)
 
 
 def _without_span(words: list[str], start: int, end: int) -> list[str] | None:
@@ -332,7 +276,7 @@ def _without_span(words: list[str], start: int, end: int) -> list[str] | None:
         end += 3  # "a ball in its mouth"
     if end < len(words) and words[end] in HEADS:
         return words[:start] + words[end:]
-    det = _determiner_start(words, start)
+    det = parse(words).determiner(start)
     if det is None or det == 0:
         return None
     for long in LONG_PREPOSITIONS:
@@ -377,10 +321,10 @@ def base_verb(word: str) -> str | None:
 def replace(words: list[str], category: str, new: str) -> list[str] | None:
     """The caption with its mention of ``category`` named ``new`` instead ("a black dog" -> "a black
     horse"), plural kept; None when it names no such thing."""
-    span = _find(words, category)
-    if span is None:
+    found = parse(words).first(category)
+    if found is None:
         return None
-    start, end = span
+    start, end = found.start, found.end
     was_plural = singular(words[end - 1]) != words[end - 1]
     phrase = (plural(new) if was_plural else new).split()
     return _articles(words[:start] + phrase + words[end:])

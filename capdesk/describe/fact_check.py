@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from capdesk.describe.evidence import PictureEvidence
-from capdesk.describe.numbers import numbers
 from capdesk.describe.objects import mentions, tokens
+from capdesk.describe.sentence import named, parse
 
 FEATURES = ("trust", "log_confidence", "min_word", "mean_word", "min_action", "count_disagrees",
             "people_seen", "finalists_share_action", "finalists_share_subject", "domain_ratio", "words",
@@ -45,9 +45,9 @@ def features(ev: PictureEvidence, said: str, vocabulary: frozenset[str]) -> np.n
     probs = [max(ev.concepts.get(t, 0.0), UNSEEN) for t in content] or [1.0]
     actions = [t for t in _action_words(w) if t in vocabulary]
     action_probs = [max(ev.concepts.get(t, 0.0), UNSEEN) for t in actions] or [1.0]
-    cats = mentions(said)
+    cats = named(w)
     subject = cats[0] if cats else ""
-    said_n = numbers(said, frozenset({"person"})).get(subject) if subject else None
+    said_n = parse(w).counts().get(subject) if subject else None
     seen_n = ev.count(subject, 0.5, 0.25) if subject else 0
     disagrees = bool(subject) and ev.detector and (
         (said_n == "one" and seen_n >= 2) or (said_n == "several" and seen_n == 1))

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from capdesk.describe import captionfix
 from capdesk.describe.evidence import Finalist, PictureEvidence
-from capdesk.describe.numbers import ONE_OR_TWO, numbers
+from capdesk.describe.numbers import ONE_OR_TWO
 from capdesk.describe.objects import mentions, said_name, tokens
 from capdesk.describe.plainwords import category_of
 from capdesk.describe.saying import Options, Standing, standing, weaker
@@ -26,6 +26,7 @@ from capdesk.describe.seeing import (
     tag_categories,
     unseen,
 )
+from capdesk.describe.sentence import parse
 from capdesk.describe.settings import PolicySettings
 from capdesk.status import SaidAs
 
@@ -74,7 +75,7 @@ def choose(ev: PictureEvidence, opts: Options, s: PolicySettings) -> tuple[Final
     for cat in missing:
         new = _substitute(ev, cat, best.text, s)
         if new and frozenset({cat, category_of(new)}) in NEIGHBOURS and category_of(new) not in \
-                tag_categories(ev, s.seeing.witness_tag) and numbers(" ".join(words)).get(cat, "one") == "one":
+                tag_categories(ev, s.seeing.witness_tag) and parse(words).counts(frozenset()).get(cat, "one") == "one":
             new = f"{said_name(cat)} or {new}"  # "a bicycle or a motorcycle": the detector may be the one wrong
         mended = captionfix.replace(words, cat, new) if new else None
         if mended is None:
@@ -153,7 +154,7 @@ def recount(ev: PictureEvidence, words: list[str], s: PolicySettings) -> tuple[l
     changed, doubt = [], False
     # Two different people each opened by "a" are two ("a little child ... with a person in a pink
     # shirt"): read as one, the detector's two would make it "two little children ... with a person".
-    for cat, n in numbers(" ".join(words), PEOPLE).items():
+    for cat, n in parse(words).counts(PEOPLE).items():
         if cat not in PEOPLE | ANIMALS:
             continue
         sure, anywhere = ev.count(cat, m.count_sure, m.count_area), ev.count(cat, m.count_any, m.count_area)

@@ -79,9 +79,13 @@ def numbers(text: str, distinct: frozenset[str] = frozenset()) -> dict[str, str]
     For the categories in ``distinct``, two different nouns each opened by "a" are two of it ("a woman
     holding a child"): the measure and the policy read people so."""
     w = tokens(text)
+    return counts_of(w, list(phrase_hits(w)), distinct)
+
+
+def counts_of(w: list[str], hits: list[tuple[int, int, str]], distinct: frozenset[str] = frozenset()) -> dict[str, str]:
+    """``numbers`` of the words ``w`` whose phrases (``objects.phrase_hits``) are found already."""
     nouns: dict[str, set[str]] = {}
     found: dict[str, set[str | None]] = {}
-    hits = list(phrase_hits(w))
     starts = {i for i, _, cat in hits if cat}
     for i, n, cat in hits:
         if cat and i + n not in starts:  # "football players", "a dog bed": a noun before a noun says no number

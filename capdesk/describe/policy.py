@@ -24,7 +24,7 @@ from capdesk.describe.mending import (
     without_unseen_details,
     without_unseen_places,
 )
-from capdesk.describe.objects import mentions, tokens
+from capdesk.describe.objects import tokens
 from capdesk.describe.picture_kind import DEPICTS, OTHER, PHOTO
 from capdesk.describe.picture_kind import SAID as KIND_SAID
 from capdesk.describe.plainwords import category_of, counted, plain_name
@@ -37,6 +37,7 @@ from capdesk.describe.seeing import (
     same_kind,
     seen_objects,
 )
+from capdesk.describe.sentence import named, singular
 from capdesk.describe.settings import DEFAULT, PolicySettings
 from capdesk.status import SaidAs
 
@@ -103,7 +104,7 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
         said_as, reason = SaidAs.PROBABLY, "the object detector does not confirm how many the caption says"
     cap = clean_caption(captionfix.sentence(words))
     fact = ""
-    if said_as is SaidAs.FACT and checkable(ev) and any(c in CHECKED for c in mentions(cap)):
+    if said_as is SaidAs.FACT and checkable(ev) and any(c in CHECKED for c in named(tokens(cap))):
         # Of a caption about people, animals or vehicles only the subject and how many are said as fact, where
         # the detector confirms them; what they do and where is said as probable ("A dog, probably running
         # through the grass."). A scene with none of them ("A stream in the woods.") has no subject to confirm
@@ -138,17 +139,17 @@ def _tags_with_caption(ev: PictureEvidence, opts: Options, d: Decision) -> list[
     """Tags said beside a caption: never one that contradicts it, and only one that adds to it."""
     if opts.tags == "never" or (opts.tags == "auto" and d.said_as is SaidAs.FACT):
         return []
-    named = set(mentions(d.caption))
-    said = {captionfix.singular(w) for w in tokens(d.caption)}
+    told = set(named(tokens(d.caption)))
+    said = {singular(w) for w in tokens(d.caption)}
     out = []
     for label, p in ev.tags:
         if p < ev.tag_threshold:
             continue
         word = plain_name(label)
         cat = category_of(word)
-        if cat and cat not in named and any(same_kind(cat, c) for c in named):
+        if cat and cat not in told and any(same_kind(cat, c) for c in told):
             continue  # a dog tag beside a horse caption: one of them is wrong, and the caption was checked
-        if all(captionfix.singular(w) in said for w in tokens(word)):
+        if all(singular(w) in said for w in tokens(word)):
             continue
         out.append(counted(word, 1))
     return out

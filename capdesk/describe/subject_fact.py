@@ -26,11 +26,12 @@ The numbers are the model's ``Saying`` settings (``capdesk.describe.settings``).
 
 from __future__ import annotations
 
-from capdesk.describe.captionfix import GROUP_WORDS, base_verb
+from capdesk.describe.captionfix import base_verb
 from capdesk.describe.evidence import PictureEvidence
-from capdesk.describe.numbers import ONE_OR_TWO, numbers
-from capdesk.describe.objects import phrase_hits, said_name
+from capdesk.describe.numbers import ONE_OR_TWO
+from capdesk.describe.objects import said_name
 from capdesk.describe.plainwords import NUMBERS, counted, plural
+from capdesk.describe.sentence import GROUP_WORDS, parse
 from capdesk.describe.settings import DEFAULT, PolicySettings
 
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
@@ -44,11 +45,12 @@ def confirmed(ev: PictureEvidence, words: list[str], s: PolicySettings = DEFAULT
     """'a dog', 'two people', 'people': the caption's subject as the detector confirms it, or None where it
     does not (the subject is none of its kinds, or its number is in doubt)."""
     say = s.saying
-    hit = _subject(words)
+    parsed = parse(words)
+    hit = parsed.subject
     if hit is None:
         return None
-    i, n, cat = hit
-    said = numbers(" ".join(words), frozenset({"person"})).get(cat)
+    i, cat = hit.start, hit.category
+    said = parsed.counts().get(cat)
     sure = ev.count(cat, say.subject_sure, s.mending.count_area)
     anywhere = ev.count(cat, say.subject_any, say.subject_area)
     name = said_name(cat)
@@ -64,22 +66,14 @@ def confirmed(ev: PictureEvidence, words: list[str], s: PolicySettings = DEFAULT
     return plural(name) if ev.count(cat, say.subject_sure, say.several_area) >= 2 else None
 
 
-def _subject(words: list[str]) -> tuple[int, int, str] | None:
-    """The first thing the caption names, when it opens the sentence (the subject)."""
-    for i, n, cat in phrase_hits(words):
-        if cat:
-            return (i, n, cat) if i <= 4 else None
-    return None
-
-
 def with_guess(fact: str, caption_words: list[str]) -> str:
     """'A dog, probably brown, running through the grass.' from the fact 'a dog' and the caption's words
     ('a brown dog is running through the grass'); the fact alone where the caption says nothing more."""
-    hit = _subject(caption_words)
+    hit = parse(caption_words).subject
     text = fact[0].upper() + fact[1:]
     if hit is None:
         return f"{text}, probably {' '.join(_phrase(caption_words, 0))}."
-    i, n, _ = hit
+    i, n = hit.start, hit.end - hit.start
     if caption_words[i + n - 1] in GROUP_WORDS and caption_words[i + n:i + n + 1] == ["of"]:
         n += 2  # "a crowd of people": the noun is the people
     fact_words = fact.split()

@@ -8,9 +8,10 @@ import pytest
 from evidence_helpers import evidence, mended, said
 
 from capdesk.describe import policy
-from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, singular, without_repeats
+from capdesk.describe.captionfix import drop, neutral, recount, replace, sentence, without_repeats
 from capdesk.describe.evidence import PictureEvidence, overhead
 from capdesk.describe.numbers import gender, numbers
+from capdesk.describe.sentence import singular
 from capdesk.status import SaidAs
 
 ONE_PERSON = [("person", 0.99, (40, 10, 160, 100))]
