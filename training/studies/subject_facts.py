@@ -9,9 +9,11 @@ says only who and how many. A fact is taken as right in its main thing where the
 wrong); where it was wrong in who, which animal or how many, the fact is judged again by eye (``--judged``:
 image, fact, label, note), since "People" for "two people" where there are three is right, and "People" for
 "a person holding a little child" where there are four women too. The same file holds facts looked at beside
-their pictures whatever their sentence's label (36 test facts drawn at random: one of them was wrong, a rugby
-tackle of three players said "Two people"), and those judgements come first. Facts not yet judged are listed
-for judging.
+their pictures whatever their sentence's label, and those judgements come first: 36 test facts drawn at random
+(one wrong: a rugby tackle of three players said "Two people"), then the other 120 test facts (three wrong: a man
+leaping into a river with two swimmers by him said "A person", a child on a ladder with an adult above said "A
+person", the aerial model's "a piece of yellow bareland" for a close photo of a cliff face). With them every test
+fact is judged by eye. Facts not yet judged are listed for judging.
 """
 
 from __future__ import annotations
@@ -59,10 +61,10 @@ def replay(dump: Path, labels: Path, judged: Path = JUDGED) -> dict:
             fact = d.fact or d.caption
             tally["facts"] += 1
             looked = again.get((row["image"], fact))
-            if not d.fact:  # said whole, as before
-                ok = row["label"] != "wrong"
-            elif looked is not None:  # the fact itself judged beside its picture
+            if looked is not None:  # the fact itself judged beside its picture (first, as for a whole sentence)
                 ok = looked == "right"
+            elif not d.fact:  # said whole, as before
+                ok = row["label"] != "wrong"
             elif row["label"] == "wrong" and row["aspect"] in ("who", "animal", "count"):
                 label = again.get((row["image"], fact))
                 if label is None:
