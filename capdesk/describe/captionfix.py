@@ -27,7 +27,6 @@ NEUTRAL = {"man": "person", "men": "people", "woman": "person", "women": "people
 AGE_UNSURE = {"girl": "", "girls": "", "boy": "young", "boys": "young"}  # word -> after which it is unsure
 AGE_SURE_BEFORE = frozenset({"little", "baby"})
 PERSON_PRONOUNS = frozenset({"his", "her", "himself", "herself"})
-VERB_REACH = 7  # "a man in a red shirt is": the verb follows the subject's own phrase
 _PLACE_WORDS = frozenset({"on", "at", "in", "near", "by"})
 _PLACE_ENDS = frozenset({"is", "are", "while", "as", "during", "for"})  # what may follow the place's phrase
 # What "and another" is said of, not dropped as a repeat: people, animals and vehicles.
@@ -81,7 +80,8 @@ def without_repeats(words: list[str]) -> list[str]:
     """The caption without the words said twice over "and" or side by side: "a white and white dog" ->
     "a white dog", "a black hat and a hat" -> "a black hat", "cars and cars" -> "cars"; a second person or
     animal is another one ("a black dog and a dog" -> "a black dog and another dog")."""
-    out = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1]]  # "a desk desk"
+    # "a desk desk", and "a mountain mountains" (the caption model's "a mountain mountains in the mountains")
+    out = [w for k, w in enumerate(words) if k == 0 or singular(w) != singular(words[k - 1])]
     for i in range(len(out) - 5):  # "on a beach at the beach": the place said once
         if out[i] in _PLACE_WORDS and out[i + 3] in _PLACE_WORDS and out[i + 1] in ("a", "an", "the") \
                 and out[i + 4] in ("a", "an", "the") and out[i + 2] == out[i + 5]:
@@ -164,7 +164,7 @@ def recount(words: list[str], category: str, n: int, number: str | None = None) 
         phrase = [*head, *adjectives, *plural(" ".join(base)).split()]
     out = words[:det] + phrase + words[end:]
     k = det + len(phrase)
-    verb = next((j for j in range(k, min(k + VERB_REACH, len(out))) if out[j] in ("is", "are")), None)
+    verb = parse(out).link(k)
     if verb is not None:
         out[verb] = "is" if n == 1 else "are"
     elif k < len(out):

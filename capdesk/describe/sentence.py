@@ -21,6 +21,8 @@ GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "p
 DETERMINERS = frozenset({"a", "an", "one", "the", "two", "three", "four", "five", "several", "many", "some",
                          "this", "another"})
 SUBJECT_WITHIN = 4  # the first thing named is the subject when it comes this early ("a little girl in ...")
+LINK_REACH = 12  # "a little child wearing a white shirt and a blue shirt is sitting": the verb comes late
+_LINKS = frozenset({"is", "are"})
 PEOPLE = frozenset({"person"})
 SINGULAR_OF = {"people": "person", "men": "man", "women": "woman", "children": "child", "boys": "boy",
                "girls": "girl", "crowd": "person", "team": "person", "family": "person", "couple": "person"}
@@ -62,6 +64,11 @@ class Sentence:
             self._counts[distinct] = counts_of(list(self.words), [(m.start, m.end - m.start, m.category)
                                                                   for m in self.mentions], distinct)
         return self._counts[distinct]
+
+    def link(self, after: int) -> int | None:
+        """Where the subject's "is" or "are" is, looking from word ``after`` (the end of its phrase) on."""
+        return next((k for k in range(after, min(after + LINK_REACH, len(self.words))) if self.words[k] in _LINKS),
+                    None)
 
     def determiner(self, noun: int) -> int | None:
         """Where the noun phrase before word ``noun`` begins (its determiner), looking back over a few

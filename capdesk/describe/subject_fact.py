@@ -35,8 +35,6 @@ from capdesk.describe.sentence import GROUP_WORDS, parse
 from capdesk.describe.settings import DEFAULT, PolicySettings
 
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
-_LINKS = frozenset({"is", "are"})
-LINK_REACH = 12  # "a little child wearing a white shirt and a blue shirt is sitting": the verb comes late
 _DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "stop", "shop", "jog", "skip", "grab"})
 _VAGUE = GROUP_WORDS | {"of", "some", "several", "many", "a", "an", "the"}  # what "People" already says
 
@@ -91,7 +89,7 @@ def _phrase(words: list[str], verb_at: int) -> list[str]:
     """The words with the subject's verb made a phrase's: 'is running' -> 'running', 'plays' -> 'playing'."""
     if verb_at < len(words) and (base := base_verb(words[verb_at])) is not None:
         return words[:verb_at] + [_ing(base)] + words[verb_at + 1:]
-    link = next((k for k in range(verb_at, min(verb_at + LINK_REACH, len(words))) if words[k] in _LINKS), None)
+    link = parse(words).link(verb_at)
     if link is None:
         return words
     if link > verb_at and words[link - 1] in ("that", "who", "which"):  # "a bus that is parked"

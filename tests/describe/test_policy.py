@@ -90,6 +90,7 @@ def test_words_the_model_says_twice_over_and_are_said_once():
                           ("a black dog and a dog are playing", "A black dog and another dog are playing."),
                           ("a black and white dog runs", "A black and white dog runs."),
                           ("a desk desk and a chair", "A desk and a chair."),
+                          ("a mountain mountains in the mountains", "A mountain in the mountains."),
                           ("people sitting on a beach at the beach", "People sitting on a beach.")]:
         assert sentence(without_repeats(caption.split(" "))) == want
     # "a man and woman" is two people, however the model writes it.
@@ -236,6 +237,9 @@ def test_numbers_and_sexes_read_from_a_sentence():
     # a bare plural after a verb is a phrase of its own: the mend never reaches back into the subject
     ("a person riding horses in a field", "horse", 1, "A person riding a horse in a field."),
     ("a man is walking two dogs", "dog", 1, "A man is walking a dog."),
+    # the verb comes late after a long phrase about clothes, and agrees all the same
+    ("a man in a white shirt and white pants is holding a bat", "person", 2,
+     "Two men in a white shirt and white pants are holding a bat."),
 ])
 def test_recount(caption, cat, n, want):
     assert sentence(recount(caption.split(), cat, n)) == want
