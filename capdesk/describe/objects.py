@@ -13,7 +13,7 @@ often than a fruit), "glass" (windows), "board", "plant" (a power plant), "ski" 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from capdesk.describe.alttext import PEOPLE_WORDS
 
@@ -172,8 +172,13 @@ def phrase_hits(w: list[str]) -> Iterator[tuple[int, int, str]]:
 def mentions(text: str) -> list[str]:
     """The categories a text names, in order, each once ("A man and his dog" -> ["person", "dog"])."""
     w = tokens(text)
+    return mentions_of(w, phrase_hits(w))
+
+
+def mentions_of(w: list[str] | tuple[str, ...], hits: Iterable[tuple[int, int, str]]) -> list[str]:
+    """``mentions`` of the words ``w`` whose phrases (``phrase_hits``) are found already."""
     out: list[str] = []
-    for i, n, cat in phrase_hits(w):
+    for i, n, cat in hits:
         if cat == "sports ball" and n == 1 and w[i] in _SPORTS and i + 1 < len(w) and w[i + 1] in _NOT_A_BALL_AFTER:
             cat = ""
         if cat and cat not in out:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from capdesk.describe.numbers import counts_of
-from capdesk.describe.objects import _NOT_A_BALL_AFTER, _SPORTS, PHRASES, phrase_hits
+from capdesk.describe.objects import PHRASES, mentions_of, phrase_hits
 
 GROUP_WORDS = frozenset({"group", "couple", "pair", "crowd", "herd", "flock", "pack", "team", "bunch"})
 # Words before a noun that say how many.
@@ -92,15 +92,7 @@ def named(words: list[str] | tuple[str, ...]) -> list[str]:
     """The categories the words name, in order, each once ("a man and his dog" -> ["person", "dog"]), as
     ``objects.mentions`` reads a text: "football" before "player" names a game, not a ball."""
     s = parse(words)
-    out: list[str] = []
-    for m in s.mentions:
-        cat = m.category
-        if cat == "sports ball" and m.end - m.start == 1 and s.words[m.start] in _SPORTS and \
-                m.end < len(s.words) and s.words[m.end] in _NOT_A_BALL_AFTER:
-            cat = ""
-        if cat and cat not in out:
-            out.append(cat)
-    return out
+    return mentions_of(s.words, ((m.start, m.end - m.start, m.category) for m in s.mentions))
 
 
 def singular(noun: str) -> str:
