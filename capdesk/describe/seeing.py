@@ -16,9 +16,9 @@ from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
 from capdesk.describe.numbers import numbers
 from capdesk.describe.objects import mentions, said_name
 from capdesk.describe.plainwords import category_of, counted, plain_name
+from capdesk.describe.sentence import PEOPLE
 from capdesk.describe.settings import PolicySettings
 
-PEOPLE = frozenset({"person"})
 ANIMALS = frozenset({"bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra", "giraffe"})
 VEHICLES = frozenset({"bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"})
 CHECKED = PEOPLE | ANIMALS | VEHICLES  # what a said caption may name only when it is seen
