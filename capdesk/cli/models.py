@@ -112,10 +112,10 @@ def _verify_detector() -> bool:
 
 def cmd_import(ns: argparse.Namespace) -> int:
     from capdesk.model.bundle import BundleError
-    from capdesk.model.install import install
+    from capdesk.session.model_import import import_model
 
     try:
-        done = install(ns.path)
+        done = import_model(ns.path)
     except BundleError as exc:
         error(str(exc))
         return EXIT_SOME_FAILED

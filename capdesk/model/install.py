@@ -25,6 +25,7 @@ import stat
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -64,16 +65,19 @@ class Installed:
         return f"imported model {self.name!r} to {self.path}{extra}"
 
 
-def install(src: str | os.PathLike[str], models_dir: Path | None = None) -> Installed:
-    """Check the bundle at ``src`` and install it; BundleError (one line) when it is refused."""
+def install(src: str | os.PathLike[str], models_dir: Path | None = None,
+            check: Callable[[Bundle], None] | None = None) -> Installed:
+    """Check the bundle at ``src`` and install it; BundleError (one line) when it is refused. ``check``: a
+    further check of the staged bundle by a room above this one (the policy section its settings read),
+    which refuses it by raising BundleError before anything is installed."""
     try:
-        return _install(Path(src), models_dir)
+        return _install(Path(src), models_dir, check)
     except OSError as exc:  # the model folder cannot be made or written, the source vanished...
         where = exc.filename or src
         raise BundleError(f"{src}: cannot be installed ({where}: {exc.strerror or exc})") from None
 
 
-def _install(src: Path, models_dir: Path | None) -> Installed:
+def _install(src: Path, models_dir: Path | None, check: Callable[[Bundle], None] | None) -> Installed:
     dest_root = Path(models_dir) if models_dir is not None else user_models_dir()
     try:
         st = os.stat(src)
@@ -107,13 +111,7 @@ def _install(src: Path, models_dir: Path | None) -> Installed:
                 with source.open(fn) as fh:
                     _copy_checked(src, fn, fh, tmp / fn, entry["size"], entry["sha256"])
             _write_new(tmp / "manifest.json", source.manifest_bytes)
-            staged = open_bundle(tmp, "user")
-            # A graph that points outside itself (external data) is refused here, before it is ever run.
-            for fn in files:
-                if is_graph(fn):
-                    staged.check_file(fn)
-            for check in (staged.vocab, staged.labels, staged.domain_model):
-                check()
+            _check_staged(open_bundle(tmp, "user"), files, check)
             dest = dest_root / name
             if os.path.lexists(dest):
                 raise BundleError(f"a model named {name!r} is already installed at {dest}")
@@ -128,6 +126,17 @@ def _install(src: Path, models_dir: Path | None) -> Installed:
             raise
         _fsync_dir(dest_root)
         return Installed(name, dest, source.skipped)
+
+
+def _check_staged(staged: Bundle, files: dict, check: Callable[[Bundle], None] | None) -> None:
+    # A graph that points outside itself (external data) is refused here, before it is ever run.
+    for fn in files:
+        if is_graph(fn):
+            staged.check_file(fn)
+    for readable in (staged.vocab, staged.labels, staged.domain_model):
+        readable()
+    if check is not None:
+        check(staged)
 
 
 def _refuse_clash(name: str, dest_root: Path) -> None:

@@ -94,6 +94,38 @@ def test_a_name_that_would_hide_a_shipped_model_is_refused(tmp_path, default_bun
     assert installed_names() == set()
 
 
+def test_a_model_whose_policy_settings_are_broken_is_refused_on_import_naming_the_manifest_and_key(tmp_path,
+                                                                                                   default_bundle):
+    """The window's Models dialog and ``capdesk models import`` share one service, which reads the manifest's
+    ``policy`` section as the describer will: a broken one is refused now, not at the first picture."""
+    from capdesk.session.model_import import import_model
+
+    def bad(m):
+        m["policy"] = {"seeing": {"person_seen": "high"}}
+
+    src = make_bundle(default_bundle, tmp_path / "src" / "badpolicy", "badpolicy", edit=bad)
+    with pytest.raises(BundleError) as err:
+        import_model(src)
+    assert str(err.value).startswith(f"{src}/manifest.json: policy.seeing.person_seen must be a number from 0 to 1")
+    assert installed_names() == set()  # nothing installed, no staging folder left behind
+    r = run_cli("models", "import", str(src))
+    assert r.returncode == 1 and "policy.seeing.person_seen" in r.stderr and "Traceback" not in r.stderr
+    assert installed_names() == set()
+
+
+def test_a_model_with_its_own_valid_policy_settings_is_imported_and_keeps_them(tmp_path, default_bundle):
+    from capdesk.describe.settings import PolicySettings
+    from capdesk.session.model_import import import_model
+
+    def own(m):
+        m["policy"] = {"saying": {"trust_probably": 1.0}}
+
+    done = import_model(make_bundle(default_bundle, tmp_path / "src" / "strict", "strict", edit=own))
+    installed = open_bundle(done.path, "user")
+    settings = PolicySettings.for_model(installed.manifest.get("policy"), done.path / "manifest.json")
+    assert settings.saying.trust_probably == 1.0
+
+
 # -- 1. paths that point outside ------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["absolute", "double-slash", "dotdot", "drive", "backslash"])
 def test_zip_entry_outside_the_folder_is_refused_before_anything_is_written(tmp_path, mine, kind):

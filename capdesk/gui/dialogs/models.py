@@ -174,10 +174,10 @@ class ModelsDialog(QDialog):
         """Check a bundle folder or zip and install it in the user's model folder (the CLI's service)."""
         if not src:
             return None
-        from capdesk.model.install import install
+        from capdesk.session.model_import import import_model
 
         try:
-            done = install(src)
+            done = import_model(src)
         except BundleError as exc:
             self.info.setText(f"Import failed: {exc}")
             self.session.say(self.info.text())
