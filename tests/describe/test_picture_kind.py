@@ -155,9 +155,10 @@ def test_every_kind_is_said_in_words():
     for kind in ("painting", "icon", "render3d", "diagram", "chart", "map", "screenshot", "text", "music", "table",
                  "drawing"):
         assert kind in picture_kind.SAID
-    d = policy.decide(_ev("painting", [Detection("person", 0.97, (10.0, 10.0, 200.0, 290.0))]))
+    d = policy.decide(_ev("painting", [Detection("person", 0.97, (10.0, 10.0, 200.0, 290.0))], sure=0.999))
     said = composer.alt_text(d).text
-    assert said.startswith("A painting") and said.endswith("of a person.")
+    # however sure the kind model is, a painting is a guess: held out, 5 of the 32 it named were photos
+    assert said.startswith("Probably a painting") and said.endswith("of a person.")
     assert composer.alt_text(policy.decide(_ev("music", []))).text == "Sheet music."
 
 

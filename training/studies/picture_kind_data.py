@@ -1,7 +1,7 @@
 """Build the pictures the picture-kind model learns from (none of them goes into the repository).
 
     python training/studies/picture_kind_data.py render OUT [KIND ...]   # renders and gathers, resumable
-    python training/studies/picture_kind_data.py list OUT                # writes OUT/labels.csv
+    python training/studies/picture_kind_data.py list OUT [--more]       # writes OUT/labels.csv
 
 Every picture is made here or taken from a Debian 12 package (``apt-get download PKG`` and ``dpkg-deb
 -x`` into OUT/pkgs/PKG; the packages are named in ``PACKAGES``) or from the everyday and RSICD photos.
@@ -29,6 +29,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from picture_kind_paint import render_paintings  # noqa: E402 - the paintings made from photos, beside this file
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # the everyday photos, beside the checkout
+
 PACKAGES = [
     "openclipart-svg",
     "gcompris-qt-data",
@@ -51,6 +56,13 @@ PACKAGES = [
     "wesnoth-1.16-l",
     "wesnoth-1.16-tsg",
     "wesnoth-1.16-ttb",
+    # photos unlike Flickr's and COCO's (landscapes, space, macro: without them landscapes were called
+    # paintings) and painted portraits
+    "endless-sky-data",
+    "widelands-data",
+    "mate-backgrounds",
+    "plasma-workspace-wallpapers",
+    "flare-game",
 ]
 FONTS = ["DejaVuSans.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf", "DejaVuSans-Bold.ttf"]
 WORDS = [
@@ -1481,6 +1493,7 @@ def render_all(out: Path, kinds: list[str]) -> None:
         "render3d": render_3d,
         "screenshot": render_screenshots,
         "gathered": render_gathered,
+        "painting": lambda o: render_paintings(o, DATA),
     }
     for k, f in steps.items():
         if not kinds or k in kinds:
@@ -1496,6 +1509,6 @@ if __name__ == "__main__":
     elif cmd == "list":
         from picture_kind_list import write_list  # noqa: E402 - the labelled list, beside this file
 
-        write_list(out_path)
+        write_list(out_path, more="--more" in rest)
     else:
         sys.exit(f"unknown command {cmd}")
