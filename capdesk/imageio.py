@@ -234,29 +234,46 @@ _plugins_lock = threading.Lock()
 _plugins_ready = False
 
 
-def _load_plugins() -> None:
+# The formats Pillow loads first (``preinit``), by the bytes such a file starts with (what each plugin accepts).
+_COMMON_HEADS = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"),
+                 (b"BM", "BMP"), *((b"P" + bytes([c]), "PPM") for c in b"123456"))
+
+
+def _common_format(head: bytes) -> str | None:
+    return next((fmt for start, fmt in _COMMON_HEADS if head.startswith(start)), None)
+
+
+def _load_plugins(common: bool = False) -> None:
     """Pillow imports its format plugins at its first open; two threads doing that at once (the window's
     preview and the describer, at the first picture) crashed in the AVIF plugin's import with a segmentation
-    fault. Done once, under a lock."""
+    fault. Done once, under a lock. A PNG, JPEG, GIF, BMP or PPM (``common``) needs only the five plugins
+    Pillow loads first (``preinit``) and is opened as that format alone, so that Pillow never loads the
+    others itself; all of them (``init``, some 45 ms of a cold start) wait, under the lock, for a picture of
+    another format."""
     global _plugins_ready
     if _plugins_ready:
         return
     with _plugins_lock:
-        if not _plugins_ready:
+        if _plugins_ready:
+            return
+        if common:
+            Image.preinit()
+        else:
             Image.init()
             _plugins_ready = True
 
 
 def _decode(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int,
             draft_size: tuple[int, int] | None) -> Image.Image:
-    _load_plugins()
     head = os.pread(fh.fileno(), 12, 0) if hasattr(os, "pread") else _head(fh, 12)
+    common = _common_format(head)
+    _load_plugins(common is not None)
     if head[4:8] == b"ftyp" and head[8:12] in _HEIF_BRANDS:
         _register_heif()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            img = Image.open(fh)
+            img = Image.open(fh, formats=None if _plugins_ready or common is None else [common])
             w, h = img.size
             if w <= 0 or h <= 0:
                 raise ImageError(path, f"invalid image size {w}x{h}")

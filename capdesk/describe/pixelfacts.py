@@ -113,20 +113,19 @@ class PictureFacts:
         return out + "."
 
 
-def _bin_names() -> tuple[tuple[str, ...], np.ndarray]:
-    """Every colour word, and for each of the 4096 16-level RGB bins the index of its centre's word."""
-    names: list[str] = []
-    index = np.empty(4096, np.int64)
-    for key in range(4096):
-        name = colour_name(((key // 256) * 16 + 8, (key // 16 % 16) * 16 + 8, (key % 16) * 16 + 8))
-        if name not in names:
-            names.append(name)
-        index[key] = names.index(name)
-    return tuple(names), index
+_NAMES = ("black", "white", "grey", "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
+# Each 16-level RGB bin's colour word (an index into _NAMES; -1 until first met). Named once, when a picture
+# first holds the bin: naming each occupied bin of each picture anew cost some 9 ms of a folder's picture in
+# Python, and naming all 4,096 at import 14 ms of a cold start. Two threads naming a bin write the same word.
+_BIN_NAME = np.full(4096, -1, np.int64)
 
 
-# Named once: naming each occupied bin of each picture anew cost some 9 ms of a folder's picture in Python.
-_NAMES, _BIN_NAME = _bin_names()
+def _bin_names(bins: np.ndarray) -> np.ndarray:
+    """The index in ``_NAMES`` of the colour word of each bin's centre."""
+    for key in bins[_BIN_NAME[bins] < 0].tolist():
+        _BIN_NAME[key] = _NAMES.index(colour_name(((key // 256) * 16 + 8, (key // 16 % 16) * 16 + 8,
+                                                   (key % 16) * 16 + 8)))
+    return _BIN_NAME[bins]
 
 
 def main_colours(img: Image.Image) -> tuple[str, ...]:
@@ -138,11 +137,12 @@ def main_colours(img: Image.Image) -> tuple[str, ...]:
         return ()
     keys = (px[:, 0] // 16) * 256 + (px[:, 1] // 16) * 16 + px[:, 2] // 16
     counts = np.bincount(keys, minlength=4096)
-    share = np.bincount(_BIN_NAME, weights=counts, minlength=len(_NAMES)) / len(px)
-    # Equal shares keep the order of the names' first occupied bins, as adding them up bin by bin does.
     occupied = np.flatnonzero(counts)
+    named = _bin_names(occupied)
+    share = np.bincount(named, weights=counts[occupied], minlength=len(_NAMES)) / len(px)
+    # Equal shares keep the order of the names' first occupied bins, as adding them up bin by bin does.
     first = np.full(len(_NAMES), 4096)
-    np.minimum.at(first, _BIN_NAME[occupied], occupied)
+    np.minimum.at(first, named, occupied)
     ranked = sorted(np.flatnonzero(share > 0), key=lambda i: (-share[i], first[i]))
     return tuple(_NAMES[i] for i in ranked[:MAIN_COLOURS_MAX] if share[i] >= MAIN_COLOUR_SHARE)
 

@@ -174,3 +174,42 @@ def test_white_fills_with_dark_lines_on_transparency_stay_on_white(tmp_path):
     draw.line((150, 0, 150, 20), fill=(0, 0, 0, 255), width=4)
     im.save(tmp_path / "box.png")
     assert load_image(tmp_path / "box.png").getpixel((0, 0)) == (255, 255, 255)
+
+
+_PLUGINS_PROBE = """
+import sys
+from pathlib import Path
+from PIL import Image
+from capdesk.imageio import ImageError, load_image
+tmp = Path(sys.argv[1])
+Image.new("RGB", (32, 24), (200, 30, 30)).save(tmp / "a.png")
+Image.new("RGB", (32, 24), (30, 200, 30)).save(tmp / "b.jpg")
+(tmp / "broken.png").write_bytes(b"\\x89PNG\\r\\n\\x1a\\n" + b"\\0" * 64)
+load_image(tmp / "a.png"); load_image(tmp / "b.jpg")
+print("after png and jpeg", Image._initialized)
+try:
+    load_image(tmp / "broken.png")
+except ImageError as exc:
+    print("broken", exc)
+print("after a broken png", Image._initialized)
+Image.new("RGB", (32, 24), (30, 30, 200)).save(tmp / "c.webp")  # saving loads every plugin itself
+out = load_image(tmp / "c.webp")
+print("webp", out.size)
+"""
+
+
+def test_a_png_or_jpeg_opens_without_every_format_plugin_and_a_broken_one_still_says_why(tmp_path):
+    """A cold ``capdesk caption ONE.png`` spent some 45 ms importing Pillow's thirty-odd format plugins; a PNG
+    or JPEG needs the five it loads first. A damaged PNG is refused as before, and Pillow never goes on to
+    load the others by itself (unlocked: two threads doing so at once crashed in the AVIF plugin)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _PLUGINS_PROBE, str(tmp_path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "after png and jpeg 1"  # preinit only (init() would make it 2)
+    assert lines[1].startswith("broken ") and "broken.png" in lines[1]
+    assert lines[2] == "after a broken png 1"
+    assert lines[3] == "webp (32, 24)"
