@@ -247,9 +247,8 @@ def _load_plugins(common: bool = False) -> None:
     """Pillow imports its format plugins at its first open; two threads doing that at once (the window's
     preview and the describer, at the first picture) crashed in the AVIF plugin's import with a segmentation
     fault. Done once, under a lock. A PNG, JPEG, GIF, BMP or PPM (``common``) needs only the five plugins
-    Pillow loads first (``preinit``) and is opened as that format alone, so that Pillow never loads the
-    others itself; all of them (``init``, some 45 ms of a cold start) wait, under the lock, for a picture of
-    another format."""
+    Pillow loads first (``preinit``); all of them (``init``, some 45 ms of a cold start) wait, under the
+    lock, for a picture of another format (and see ``_open``)."""
     global _plugins_ready
     if _plugins_ready:
         return
@@ -263,6 +262,16 @@ def _load_plugins(common: bool = False) -> None:
             _plugins_ready = True
 
 
+def _open(fh: io.BufferedReader, common: str | None) -> Image.Image:
+    """``Image.open``. Until every plugin is loaded, a common picture is opened as its own format alone and
+    under the plugins' lock: a damaged one makes some Pillow versions load every plugin themselves, which
+    must not happen in two threads at once."""
+    if _plugins_ready or common is None:
+        return Image.open(fh)
+    with _plugins_lock:
+        return Image.open(fh, formats=[common])
+
+
 def _decode(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int,
             draft_size: tuple[int, int] | None) -> Image.Image:
     head = os.pread(fh.fileno(), 12, 0) if hasattr(os, "pread") else _head(fh, 12)
@@ -273,7 +282,7 @@ def _decode(path: str | os.PathLike[str], fh: io.BufferedReader, max_pixels: int
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            img = Image.open(fh, formats=None if _plugins_ready or common is None else [common])
+            img = _open(fh, common)
             w, h = img.size
             if w <= 0 or h <= 0:
                 raise ImageError(path, f"invalid image size {w}x{h}")

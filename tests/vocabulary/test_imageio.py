@@ -200,8 +200,9 @@ print("webp", out.size)
 
 def test_a_png_or_jpeg_opens_without_every_format_plugin_and_a_broken_one_still_says_why(tmp_path):
     """A cold ``capdesk caption ONE.png`` spent some 45 ms importing Pillow's thirty-odd format plugins; a PNG
-    or JPEG needs the five it loads first. A damaged PNG is refused as before, and Pillow never goes on to
-    load the others by itself (unlocked: two threads doing so at once crashed in the AVIF plugin)."""
+    or JPEG needs the five it loads first. A damaged PNG is refused as before, without this Pillow loading
+    the others by itself (any that does, does so under CapDesk's lock: two threads loading them at once
+    crashed in the AVIF plugin)."""
     import subprocess
     import sys
 
@@ -213,3 +214,38 @@ def test_a_png_or_jpeg_opens_without_every_format_plugin_and_a_broken_one_still_
     assert lines[1].startswith("broken ") and "broken.png" in lines[1]
     assert lines[2] == "after a broken png 1"
     assert lines[3] == "webp (32, 24)"
+
+
+def test_the_first_pictures_opened_in_many_threads_at_once_all_open(tmp_path):
+    """The window's preview and the describer open their first pictures at the same moment: common ones
+    and others (a WebP, which loads every plugin), whole and damaged, from eight threads in a fresh process."""
+    import subprocess
+    import sys
+
+    probe = """
+import sys, threading
+from pathlib import Path
+from PIL import Image
+tmp = Path(sys.argv[1])
+for i in range(4):
+    Image.new("RGB", (40 + i, 30), (10 * i, 90, 200)).save(tmp / f"p{i}.png")
+(tmp / "broken.png").write_bytes(b"\\x89PNG\\r\\n\\x1a\\n" + b"\\0" * 64)
+with open(tmp / "w.webp", "wb") as fh:  # written by hand: Pillow's own save would load every plugin first
+    fh.write(bytes.fromhex("52494646") + (0).to_bytes(4, "little"))
+from capdesk.imageio import ImageError, load_image
+names = ["p0.png", "p1.png", "broken.png", "w.webp", "p2.png", "p3.png", "broken.png", "p0.png"]
+out = [None] * len(names)
+def one(i):
+    try:
+        out[i] = load_image(tmp / names[i]).size
+    except ImageError as exc:
+        out[i] = "refused" if names[i] in str(exc) else str(exc)
+threads = [threading.Thread(target=one, args=(i,)) for i in range(len(names))]
+for t in threads: t.start()
+for t in threads: t.join()
+print(out)
+"""
+    r = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str([(40, 30), (41, 30), "refused", "refused", (42, 30), (43, 30), "refused",
+                                    (40, 30)])
