@@ -47,7 +47,6 @@ WEIGHT_DECAY = 1e-2
 DROPOUT = 0.3
 FOLDS = 5
 PHOTO_WEIGHT = 3.0
-ENSEMBLE = 1  # networks averaged into the one shipped (``--ensemble N``)
 # Kinds gathered and measured but not learnt by the shipped model (``--all-kinds`` fits them too). With
 # paintings as a kind (gcompris-qt-data's famous paintings, Wesnoth's story art), sample photos (a rocket
 # launch, a mandrill) were called paintings, and no held-out painting was named at the threshold that keeps
@@ -101,11 +100,12 @@ def _weights(kind: np.ndarray, source: np.ndarray) -> np.ndarray:
     return w / w.mean()
 
 
-def _fit(x: np.ndarray, kind: np.ndarray, source: np.ndarray, kinds: list[str], seed: int = 0) -> KindModel:
-    """``ENSEMBLE`` networks of different seeds as one: their hidden layers side by side and their logits
-    averaged (one network, ``ENSEMBLE`` times as wide, so the shipped format and its reader stay as they
+def _fit(x: np.ndarray, kind: np.ndarray, source: np.ndarray, kinds: list[str], seed: int = 0,
+         ensemble: int = 1) -> KindModel:
+    """``ensemble`` networks of different seeds as one: their hidden layers side by side and their logits
+    averaged (one network, ``ensemble`` times as wide, so the shipped format and its reader stay as they
     are). One network's painting probability moved by up to 0.3 from one seed to the next."""
-    nets = [_fit_one(x, kind, source, kinds, seed + i) for i in range(ENSEMBLE)]
+    nets = [_fit_one(x, kind, source, kinds, seed + i) for i in range(ensemble)]
     if len(nets) == 1:
         return nets[0]
     (w0, b0), (w1, b1) = zip(*[m.layers[0] for m in nets]), zip(*[m.layers[1] for m in nets])
@@ -216,10 +216,10 @@ def _report(name: str, truth: list[str], said: list[str], sources: list[str]) ->
     sys.stdout.flush()
 
 
-def _out_of_fold(x, kind, source, kinds, fold) -> np.ndarray:
+def _out_of_fold(x, kind, source, kinds, fold, ensemble: int = 1) -> np.ndarray:
     probs = np.zeros((len(x), len(kinds)))
     for f in range(FOLDS):
-        m = _fit(x[fold != f], kind[fold != f], source[fold != f], kinds)
+        m = _fit(x[fold != f], kind[fold != f], source[fold != f], kinds, ensemble=ensemble)
         probs[fold == f] = m.probabilities(x[fold == f])
     return probs
 
@@ -254,8 +254,7 @@ def _survey_photos(source: np.ndarray) -> np.ndarray:
 
 
 def fit(feats: str, out: str, *flags: str) -> None:
-    global ENSEMBLE
-    ENSEMBLE = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--ensemble=")), ENSEMBLE)
+    ensemble = next((int(f.split("=", 1)[1]) for f in flags if f.startswith("--ensemble=")), 1)
     z = np.load(feats)
     keep = ~np.isin(z["kind"], sorted(LEFT_OUT)) if "--all-kinds" not in flags else np.ones(len(z["kind"]), bool)
     x, kind, source, split, path = (z[k][keep] for k in ("x", "kind", "source", "split", "path"))
@@ -266,13 +265,13 @@ def fit(feats: str, out: str, *flags: str) -> None:
     truth = [str(k) for k in kind[fit_i]]
     # 1. the threshold, by five-fold cross-validation on the fit pictures (folds by file name)
     by_name = np.array([int(hashlib.md5(p.encode()).hexdigest(), 16) % FOLDS for p in path[fit_i]])
-    oof = _out_of_fold(x[fit_i], kind[fit_i], source[fit_i], kinds, by_name)
+    oof = _out_of_fold(x[fit_i], kind[fit_i], source[fit_i], kinds, by_name, ensemble)
     threshold = _threshold(kinds, truth, oof)
     # 2. a network fitted on the fit pictures, measured on whole held-out sources
-    fitted = _fit(x[fit_i], kind[fit_i], source[fit_i], kinds)
+    fitted = _fit(x[fit_i], kind[fit_i], source[fit_i], kinds, ensemble=ensemble)
     # the shipped network also learns the held-out sources, but never the everyday and RSICD test photos
     all_i = np.concatenate([fit_i, test_i[~_survey_photos(source[test_i])]])
-    final = _fit(x[all_i], kind[all_i], source[all_i], kinds)
+    final = _fit(x[all_i], kind[all_i], source[all_i], kinds, ensemble=ensemble)
     val_nets = [fitted.probabilities(x[val_i]), final.probabilities(x[val_i])]
     thresholds = _no_photo_called(kinds, threshold, val_nets)
     photo_col = kinds.index(PHOTO)
@@ -291,8 +290,9 @@ def fit(feats: str, out: str, *flags: str) -> None:
     if "--by-source" in flags:
         # 3. every fit source held out in turn: whole sources in a fold (a kind with one source by file name)
         by_src = _folds(kind[fit_i], source[fit_i], path[fit_i])
-        _report("fit pictures, each from a network that never saw its source", truth,
-                _said(fitted, _out_of_fold(x[fit_i], kind[fit_i], source[fit_i], kinds, by_src)), list(source[fit_i]))
+        by_src_probs = _out_of_fold(x[fit_i], kind[fit_i], source[fit_i], kinds, by_src, ensemble)
+        _report("fit pictures, each from a network that never saw its source", truth, _said(fitted, by_src_probs),
+                list(source[fit_i]))
     final.features_sha256 = str(z["features_sha256"])
     _report("val photos, shipped network", list(kind[val_i]), _said(final, val_nets[1]), list(source[val_i]))
     photos_i = test_i[_survey_photos(source[test_i])]

@@ -30,9 +30,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from picture_kind_list import DATA  # noqa: E402 - the everyday and RSICD photos, as the list reads them
 from picture_kind_paint import render_paintings  # noqa: E402 - the paintings made from photos, beside this file
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # the everyday photos, beside the checkout
 
 PACKAGES = [
     "openclipart-svg",
@@ -1507,7 +1506,7 @@ if __name__ == "__main__":
     if cmd == "render":
         render_all(out_path, rest)
     elif cmd == "list":
-        from picture_kind_list import write_list  # noqa: E402 - the labelled list, beside this file
+        from picture_kind_list import write_list
 
         write_list(out_path, more="--more" in rest)
     else:

@@ -48,9 +48,9 @@ MORE_PACKAGES = {"mate-backgrounds", "plasma-workspace-wallpapers"}  # their pho
 # beside the checkout); the second held-out set is never listed.
 ORDINARY = HERE.parents[2] / "ordinary"
 ORDINARY_TUNING = (("tuning", "ordinary_tuning_labels.csv"), ("old_heldout", "ordinary_heldout_labels.csv"))
-PHOTOS = {"train": 900, "val": 400, "test": 100000}  # everyday photos per split (test: all)
-RSICD = {"train": 250, "val": 120, "test": 100000}
-ALL = 100000
+ALL = 100000  # more than a split holds: every photo of it
+PHOTOS = {"train": 900, "val": 400, "test": ALL}  # everyday photos per split (test: all; val too with ``more``)
+RSICD = {"train": 250, "val": 120, "test": ALL}
 
 
 def _old_rows(out: Path, more: bool = False) -> list[tuple[str, str, str, str]]:
