@@ -73,6 +73,22 @@ def test_fine_classes_are_summed_into_the_animal_they_all_are():
     assert got[0][0] == "pig" and abs(got[0][1] - 0.8) < 1e-3
 
 
+def test_each_group_holds_only_the_shipped_classes_it_names():
+    """A group's word must be true of every class summed into it: with the fly, the bee, the ant and the
+    grasshopper in the beetles' range, a honey bee was said to be "a beetle"."""
+    labels = json.loads((ROOT / "models" / "everyday" / "labels.json").read_text())
+    members = {name: [labels[i] for i in range(lo, hi + 1)] for lo, hi, name in tags.GROUPS if name != "bird"}
+    assert all("beetle" in c or c in ("weevil", "ladybug") for c in members["beetle"]), members["beetle"]
+    assert all("butterfly" in c for c in members["butterfly"])
+    assert all("crab" in c for c in members["crab"]) and all("spider" in c or c in ("tarantula", "southern black widow")
+                                                              for c in members["spider"])
+    p = np.full(1000, 0.1 / 996)
+    bee = labels.index("bee")
+    p[bee], p[labels.index("fly")], p[labels.index("ladybug")], p[labels.index("daisy")] = 0.75, 0.05, 0.05, 0.05
+    got = tags.top_tags(np.log(p), labels, threshold=0.5)
+    assert got[0][0] == "bee" and abs(got[0][1] - 0.75) < 1e-3
+
+
 # -- the real models -----------------------------------------------------------------------
 def test_everyday_photos_go_to_everyday(describer):
     """Each sample photo is routed to the everyday model, and what is said about it names what is in it:
