@@ -35,7 +35,9 @@ PLAIN = {
     "espresso": "cup of coffee", "analog clock": "clock", "wall clock": "clock", "digital clock": "clock",
     "laptop computer": "laptop", "computer keyboard": "keyboard", "typewriter keyboard": "keyboard",
     "CRT monitor": "monitor", "suspension bridge": "suspension bridge", "through arch bridge": "bridge",
-    "monkey or ape": "monkey", "teddy bear": "teddy bear", "cardboard box / carton": "cardboard box",
+    # the group holds the apes (gorilla, chimpanzee, gibbon) as well as the monkeys: "a monkey" for a gorilla
+    # is wrong to a listener
+    "monkey or ape": "monkey or an ape", "teddy bear": "teddy bear", "cardboard box / carton": "cardboard box",
     # Common subjects (capdesk.describe.subjects): the words people use for flowers, reptiles, machines,
     # instruments, halls and food.
     "yellow lady's slipper": "orchid", "rapeseed": "rapeseed flower", "Nile crocodile": "crocodile",

@@ -81,6 +81,9 @@ def test_a_common_subject_is_said_in_the_words_people_use():
     assert said("", detections=[], tags=[("cornet trumpet", 0.9)], **OUTSIDE).text == "May contain: a trumpet."
     assert said("", detections=[], tags=[("solar thermal collector", 0.9)], **OUTSIDE).text == \
         "May contain: a solar panel."
+    # the group of monkeys holds the apes too: a gorilla is not "a monkey"
+    assert said("", detections=[], tags=[("monkey or ape", 0.9)], **OUTSIDE).text == \
+        "May contain: a monkey or an ape."
 
 
 def test_a_caption_naming_a_neighbouring_class_is_hedged_not_dropped():
