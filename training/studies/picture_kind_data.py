@@ -30,6 +30,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from picture_kind_cutout import render_cutouts  # noqa: E402 - the photos of things on plain grounds, beside this file
 from picture_kind_list import DATA  # noqa: E402 - the everyday and RSICD photos, as the list reads them
 from picture_kind_paint import render_paintings  # noqa: E402 - the paintings made from photos, beside this file
 
@@ -137,6 +138,7 @@ N = {
     "screenshot": 110,
     "icon": 90,
     "render3d": 200,
+    "noise": 100,
 }
 if os.environ.get("KIND_N"):  # a quick trial: this many pictures of each source
     N = {k: int(os.environ["KIND_N"]) for k in N}
@@ -572,6 +574,45 @@ def scanned(page: Image.Image, r: random.Random) -> Image.Image:
     return out
 
 
+def photographed(page: Image.Image, r: random.Random) -> Image.Image | None:
+    """Part of a page as a phone photographs a book: a few lines close up, grey paper under dim, uneven light
+    with darker corners, a slight slant, soft focus, grain and JPEG. Photos of things on plain grounds
+    (picture_kind_cutout.py) taught the model that a plain ground is no sign of a drawing; these keep a
+    photographed page a page."""
+    page = page.convert("L")
+    w, h = page.size
+    cw = int(w * r.uniform(0.4, 0.85))
+    ch = min(h, int(cw / r.uniform(1.3, 2.6)))
+    for _ in range(30):  # a part with words in it: a blank stretch of paper is no page of text
+        x0, y0 = r.randint(0, w - cw), r.randint(0, max(h - ch, 0))
+        im = page.crop((x0, y0, x0 + cw, y0 + ch))
+        if (np.asarray(im) < 128).mean() >= 0.03:
+            break
+    else:
+        return None
+    side = r.randint(380, 640)
+    im = im.resize((side, max(int(side * im.height / im.width), 120)), Image.LANCZOS)
+    w, h = im.size
+    d = [r.uniform(-0.04, 0.04) * v for v in (w, h, w, h, w, h, w, h)]
+    im = im.transform((w, h), Image.QUAD, (d[0], d[1], d[2], h + d[3], w + d[4], h + d[5], w + d[6], d[7]),
+                      Image.BICUBIC, fillcolor=255)
+    a = np.asarray(im, dtype=np.float32) / 255
+    paper, ink = r.uniform(0.55, 0.85), r.uniform(0.05, 0.25)
+    a = ink + (paper - ink) * a
+    yy, xx = np.mgrid[0:h, 0:w]
+    cx, cy = r.uniform(0.3, 0.7), r.uniform(0.3, 0.7)
+    a = a * (1 - r.uniform(0.2, 0.6) * ((xx / w - cx) ** 2 + (yy / h - cy) ** 2))
+    nr = np.random.default_rng(r.randrange(1 << 30))
+    a = a + nr.normal(0, r.uniform(0.01, 0.04), a.shape)
+    grey = (np.clip(a, 0, 1) * 255).astype(np.uint8)
+    tint = [1.0, r.uniform(0.97, 1.0), r.uniform(0.9, 1.0)]
+    out = Image.fromarray(np.stack([grey * t for t in tint], -1).astype(np.uint8))
+    out = out.filter(ImageFilter.GaussianBlur(r.uniform(0.3, 1.4)))
+    buf = io.BytesIO()
+    out.save(buf, "JPEG", quality=r.randint(35, 85))
+    return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+
+
 def render_pages(out: Path) -> None:
     for i, p in todo(out, "text", "pil-text", N["text"] * 2):
         text_page(rng_for("pil-text", i)).save(p)
@@ -580,6 +621,12 @@ def render_pages(out: Path) -> None:
     for i, p in todo(out, "text", "scanned", N["text"] * 2):
         r = rng_for("scanned", i)
         scanned(Image.open(r.choice(pages)), r).save(p)
+    for i, p in todo(out, "text", "photo-page", N["text"] * 2):
+        r = rng_for("photo-page", i)
+        shot = None
+        while shot is None:
+            shot = photographed(Image.open(r.choice(pages)), r)
+        shot.save(p)
     for src, rel in PDFS.items():
         pdf = out / "pkgs" / rel
         if not pdf.exists():
@@ -1480,6 +1527,31 @@ def render_gathered(out: Path) -> None:
                     (dest / f"{i:04d}.from").write_text(str(f.relative_to(out / "pkgs")))
 
 
+# ---- noise: pictures of no kind at all (surely not photos) -------------------------------------------
+
+
+def noise_picture(r: random.Random, blocks: bool) -> Image.Image:
+    """Random pixels, in colour or grey, per pixel or in square blocks: no kind a person would name, and no
+    photo. With photos of things on plain grounds in the data, noise alone came out a third likely a photo,
+    and its ImageNet tags then gave "Perhaps an animal."."""
+    nr = np.random.default_rng(r.randrange(1 << 30))
+    w, h = r.randint(128, 640), r.randint(128, 640)
+    cell = r.randint(2, 16) if blocks else 1
+    sw, sh = max(w // cell, 2), max(h // cell, 2)
+    a = nr.integers(0, 256, (sh, sw, 3)) if r.random() < 0.5 else \
+        np.clip(nr.normal(r.uniform(60, 200), r.uniform(20, 80), (sh, sw, 3)), 0, 255)
+    if r.random() < 0.3:
+        a = np.repeat(a[..., :1], 3, axis=2)
+    im = Image.fromarray(a.astype(np.uint8))
+    return im.resize((w, h), Image.NEAREST) if blocks else im
+
+
+def render_noise(out: Path) -> None:
+    for source, blocks in (("noise-fine", False), ("noise-blocks", True)):
+        for i, p in todo(out, "other", source, N["noise"]):
+            noise_picture(rng_for(source, i), blocks).save(p)
+
+
 def render_all(out: Path, kinds: list[str]) -> None:
     steps = {
         "chart": render_charts,
@@ -1493,6 +1565,8 @@ def render_all(out: Path, kinds: list[str]) -> None:
         "screenshot": render_screenshots,
         "gathered": render_gathered,
         "painting": lambda o: render_paintings(o, DATA),
+        "cutout": lambda o: render_cutouts(o, DATA),
+        "noise": render_noise,
     }
     for k, f in steps.items():
         if not kinds or k in kinds:

@@ -131,7 +131,7 @@ def write_list(out: Path, more: bool = False) -> None:
     for kind_dir in sorted(p for p in out.iterdir() if p.is_dir()):
         kind = kind_dir.name
         if kind not in ("chart", "diagram", "table", "text", "music", "map", "icon", "render3d", "screenshot",
-                        "drawing", "painting"):
+                        "drawing", "painting", "photo", "other"):
             continue
         for src_dir in sorted(p for p in kind_dir.iterdir() if p.is_dir()):
             if src_dir.name in LEFT_OUT_STYLES or (not more and (src_dir.name.startswith("paint-")
