@@ -6,7 +6,8 @@
 Every picture is made here or taken from a Debian 12 package (``apt-get download PKG`` and ``dpkg-deb
 -x`` into OUT/pkgs/PKG; the packages are named in ``PACKAGES``) or from the everyday and RSICD photos.
 Each picture's *source* is the renderer family or the package it comes from: the model is measured on
-whole sources it never saw. Needs matplotlib and PySide6 (``pip install matplotlib``), and the Debian
+whole sources it never saw. Needs matplotlib and PySide6 (``pip install matplotlib``), OpenCV for the
+cut-outs (``picture_kind_cutout.py``; it comes with rapidocr-onnxruntime), and the Debian
 tools graphviz, lilypond, abcm2ps, povray, poppler-utils, librsvg2-bin, gmt with gmt-gshhg-low, xterm,
 xvfb, x11-apps, netpbm and firefox-esr.
 
