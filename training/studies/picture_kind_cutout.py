@@ -18,25 +18,17 @@ A cut that keeps too little or nearly all of its box is left out (GrabCut found 
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import numpy as np
+from picture_kind_paint import photo_paths  # beside this file: the everyday train photos in a seeded order
 from PIL import Image, ImageFilter
 
 SOURCES = ("cutout-white", "cutout-plain")
 PER_SOURCE = 600
 MAX_UPSCALE = 3.0  # the everyday photos are about 224 px on the short side; more would only blur them
 PERSON_SHARE = 0.35  # Flickr8k is mostly people: keep them to about this share, so that things and animals lead
-
-
-def _photo_paths(data: Path) -> list[Path]:
-    """Everyday train photos (never val or test), in a fixed order of their own."""
-    meta = json.loads((data / "everyday" / "dataset_everyday.json").read_text())
-    names = sorted(im["filename"] for im in meta["images"] if im["split"] == "train")
-    random.Random("cutout").shuffle(names)
-    return [data / "everyday" / "images" / f for f in names]
 
 
 def _main_box(detector, img: Image.Image, r: random.Random) -> tuple[int, int, int, int] | None:
@@ -129,7 +121,7 @@ def render_cutouts(out: Path, data: Path) -> None:
     from capdesk.describe.detector import open_detector
 
     detector = open_detector()
-    photos = iter(_photo_paths(data))
+    photos = iter(photo_paths(data, order="cutout"))
     for source in SOURCES:
         dest = out / "photo" / source
         dest.mkdir(parents=True, exist_ok=True)

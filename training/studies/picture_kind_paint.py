@@ -195,18 +195,19 @@ def dots(img: Image.Image, r: random.Random) -> Image.Image:
     return canvas
 
 
-def _photo_paths(data: Path, n: int) -> list[Path]:
-    """Everyday train photos (never val or test), in a fixed order of their own."""
+def photo_paths(data: Path, n: int | None = None, order: str = "paint") -> list[Path]:
+    """Everyday train photos (never val or test), in a fixed order of their own (``order`` seeds it), the
+    first ``n`` (all where None)."""
     meta = json.loads((data / "everyday" / "dataset_everyday.json").read_text())
     names = sorted(im["filename"] for im in meta["images"] if im["split"] == "train")
-    random.Random("paint").shuffle(names)
+    random.Random(order).shuffle(names)
     return [data / "everyday" / "images" / f for f in names[:n]]
 
 
 def render_paintings(out: Path, data: Path) -> None:
     makers = {"paint-oil": oil, "paint-smooth": smooth, "paint-watercolour": watercolour, "paint-dots": dots,
               "paint-bold": lambda im, r: oil(im, r, bold=True)}
-    photos = _photo_paths(data, PER_STYLE * len(STYLES))
+    photos = photo_paths(data, PER_STYLE * len(STYLES))
     for s, style in enumerate(STYLES):
         if style in LEFT_OUT_STYLES:  # its photos stay its own, so that the other styles' are the same
             continue
