@@ -33,6 +33,12 @@ def said(caption: str = "A dog runs on the grass.", *, tags_mode: str = "auto", 
     return composer.alt_text(d, show_guess)
 
 
+def whole(caption: str = "A dog runs on the grass.", **kw) -> str:
+    """The caption as the policy mended it, whole (the alt text says only its subject and place where it is
+    a guess; the long description says it whole)."""
+    return policy.decide(evidence(caption, **kw)).caption
+
+
 def mended(caption: str, **kw) -> list[str]:
     """What the policy changed in one picture's caption, as ``--json`` says it."""
     return policy.decide(evidence(caption, **kw)).mended

@@ -15,6 +15,7 @@ from capdesk.describe.objects import tokens
 from capdesk.describe.pixelfacts import PictureFacts
 from capdesk.describe.plainwords import listed
 from capdesk.describe.policy import Decision
+from capdesk.describe.safe_guess import guessed
 from capdesk.describe.subject_fact import with_guess
 from capdesk.status import SaidAs
 
@@ -48,7 +49,9 @@ def caption_said(d: Decision) -> str:
     """The caption in the words its standing allows: a fact with only its confirmed subject said as one
     ("A dog, probably running through the grass."), or whole as fact or "Probably ..."."""
     if d.said_as is SaidAs.FACT and d.fact:
-        return with_guess(d.fact, tokens(d.caption))
+        return with_guess(d.fact, tokens(d.caption), d.held)
+    if d.said_as is SaidAs.PROBABLY:
+        return caption_as_said(guessed(d.caption, d.held) or d.caption, d.said_as)
     return caption_as_said(d.caption, d.said_as)
 
 
@@ -94,6 +97,9 @@ def long_description(d: Decision, tags: list[tuple[str, float]], objects: list[t
     parts = [kind_sentence(d.kind, [], d.kind_sure)] if d.kind else []
     if d.said_as in (SaidAs.FACT, SaidAs.PROBABLY) and d.caption:
         parts.append(caption_said(d))
+        whole = caption_as_said(d.caption, SaidAs.PROBABLY).replace("Probably", "Perhaps", 1)
+        if tokens(whole)[1:] != [w for w in tokens(parts[-1]) if w != "probably"]:
+            parts.append(whole)  # what the alt text leaves out as unsure (what they do, wear, hold), as a guess
     elif d.guess and d.said_as is not SaidAs.NONE:
         parts.append(caption_as_said(d.guess, SaidAs.WITHHELD))
     if objects:

@@ -83,7 +83,8 @@ class Described:
 
     @property
     def said_caption(self) -> str | None:
-        """The caption as the alt text says it (mended by the evidence), said or not; None without one."""
+        """The caption as the evidence mended it, whole, said or not (of a guess the alt text says only its
+        subject and place, ``capdesk.describe.safe_guess``); None without one."""
         if self.decision is None:
             return None
         d = self.decision

@@ -37,7 +37,7 @@ from capdesk.describe.seeing import (
     same_kind,
     seen_objects,
 )
-from capdesk.describe.sentence import named, singular
+from capdesk.describe.sentence import PEOPLE, named, singular
 from capdesk.describe.settings import DEFAULT, PolicySettings
 from capdesk.status import SaidAs
 
@@ -77,6 +77,7 @@ class Decision:
     guesses: list[str] = field(default_factory=list)  # "a cat": seen by one witness alone, said as "Probably ..."
     perhaps: list[str] = field(default_factory=list)  # "an animal, perhaps a fox or a giraffe": said as they are
     fact: str = ""  # "a dog": of a caption said as fact, the part the detector confirms ("" where it is whole)
+    held: frozenset[str] = frozenset()  # the caption's things the detector sees: what is done with them is said
 
     @property
     def review(self) -> bool:
@@ -122,7 +123,9 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
     elif said_as is SaidAs.FACT and fact_check is not None and not fact_check.passes(ev, cap):
         said_as, reason = SaidAs.PROBABLY, ("what the caption says the subject does, or how many there are, "
                                             "is not confirmed well enough by what was seen to be said as fact")
-    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts, fact=fact)
+    held = frozenset(c for c in named(tokens(cap)) if c not in PEOPLE and checkable(ev)
+                     and ev.best_detection(c) >= s.seeing.thing_seen)
+    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts, fact=fact, held=held)
     d.maybe = _tags_with_caption(ev, opts, d)
     return d
 

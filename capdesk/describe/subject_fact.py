@@ -26,16 +26,15 @@ The numbers are the model's ``Saying`` settings (``capdesk.describe.settings``).
 
 from __future__ import annotations
 
-from capdesk.describe.captionfix import base_verb
 from capdesk.describe.evidence import PictureEvidence
 from capdesk.describe.numbers import ONE_OR_TWO
 from capdesk.describe.objects import said_name
 from capdesk.describe.plainwords import NUMBERS, counted, plural
+from capdesk.describe.safe_guess import core, doing, place
 from capdesk.describe.sentence import GROUP_WORDS, parse
 from capdesk.describe.settings import DEFAULT, PolicySettings
 
 _WORD_NUMBER = {w: n for n, w in NUMBERS.items()}
-_DOUBLED = frozenset({"run", "sit", "swim", "dig", "hit", "get", "put", "cut", "stop", "shop", "jog", "skip", "grab"})
 _VAGUE = GROUP_WORDS | {"of", "some", "several", "many", "a", "an", "the"}  # what "People" already says
 
 
@@ -64,47 +63,25 @@ def confirmed(ev: PictureEvidence, words: list[str], s: PolicySettings = DEFAULT
     return plural(name) if ev.count(cat, say.subject_sure, say.several_area) >= 2 else None
 
 
-def with_guess(fact: str, caption_words: list[str]) -> str:
-    """'A dog, probably brown, running through the grass.' from the fact 'a dog' and the caption's words
-    ('a brown dog is running through the grass'); the fact alone where the caption says nothing more."""
+def with_guess(fact: str, caption_words: list[str], held: frozenset[str] = frozenset()) -> str:
+    """'A dog, probably brown, in the grass.' from the fact 'a dog' and the caption's words ('a brown dog is
+    running through the grass'): the rest of the caption said as a guess is only what ``safe_guess`` keeps
+    of a guess, the subject's own words and its place; the fact alone where the caption says nothing more."""
     hit = parse(caption_words).subject
     text = fact[0].upper() + fact[1:]
     if hit is None:
-        return f"{text}, probably {' '.join(_phrase(caption_words, 0))}."
+        rest = core(caption_words, held) or []
+        return f"{text}, probably {' '.join(rest)}." if rest and rest != fact.split() else f"{text}."
     i, n = hit.start, hit.end - hit.start
     if caption_words[i + n - 1] in GROUP_WORDS and caption_words[i + n:i + n + 1] == ["of"]:
         n += 2  # "a crowd of people": the noun is the people
     fact_words = fact.split()
     if caption_words[i + n - 1] == fact_words[-1]:  # the caption's own noun, in the fact's number
         said_before = [w for w in caption_words[:i] if w not in _VAGUE and w not in fact_words]
-        after = _phrase(caption_words[i + n:], 0)
+        done, end = doing(caption_words, i + n, held)
+        after = done + place(caption_words, end)
         lead = " ".join(said_before)
         rest = ([lead + ","] if lead and after else [lead] if lead else []) + after
-    else:  # "a person, probably a little child sitting on the grass"
-        rest = _phrase(caption_words, i + n)
+    else:  # "a person, probably a little child on the grass"
+        rest = core(caption_words, held) or []
     return f"{text}, probably {' '.join(rest)}." if rest else f"{text}."
-
-
-def _phrase(words: list[str], verb_at: int) -> list[str]:
-    """The words with the subject's verb made a phrase's: 'is running' -> 'running', 'plays' -> 'playing'."""
-    if verb_at < len(words) and (base := base_verb(words[verb_at])) is not None:
-        return words[:verb_at] + [_ing(base)] + words[verb_at + 1:]
-    link = parse(words).link(verb_at)
-    if link is None:
-        return words
-    if link > verb_at and words[link - 1] in ("that", "who", "which"):  # "a bus that is parked"
-        return words[:link - 1] + words[link + 1:]
-    if link == verb_at:
-        return words[:link] + words[link + 1:]
-    return words[:link - 1] + [words[link - 1] + ","] + words[link + 1:]  # "in a red shirt, climbing a rock"
-
-
-def _ing(base: str) -> str:
-    """'run' -> 'running', 'ride' -> 'riding', 'play' -> 'playing', 'lie' -> 'lying'."""
-    if base.endswith("ie"):
-        return base[:-2] + "ying"
-    if base.endswith("e") and base not in ("see", "be"):
-        return base[:-1] + "ing"
-    if base in _DOUBLED:
-        return base + base[-1] + "ing"
-    return base + "ing"

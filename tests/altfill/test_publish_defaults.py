@@ -91,7 +91,7 @@ def test_facts_only_publish_the_confirmed_subject_alone():
     dec = policy.decide(evidence("A dog runs on the grass.", trust=0.99, detections=[("dog", 0.95, (0, 0, 100, 100))],
                                  text="BEWARE"))
     full = composer.alt_text(dec).text
-    assert full == 'A dog, probably running on the grass. Text: "BEWARE"'
+    assert full == 'A dog, probably on the grass. Text: "BEWARE"'
     said = Described("x.png", description=full, said_as=dec.said_as, decision=dec)
     row = ImageRow("p.html", 1, 1, "x.png", FillStatus.KEPT)
     assert take_description(row, said, "facts") == 'A dog. Text: "BEWARE"' == row.proposed

@@ -32,6 +32,9 @@ def test_what_the_model_said_in_honest_words():
         "A cat on a rug. Object tags: cat (95% likely), laptop (40% likely). "
         "A landscape picture, 451 by 300 pixels; main colours: brown and orange.")
     assert extended_description("a cat on a rug", SaidAs.PROBABLY, [], None, None) == "Probably a cat on a rug."
+    # The alt text's guess says the subject and its place; the long description says the rest too, as a guess.
+    assert extended_description("a dog is running through the grass", SaidAs.PROBABLY, [], None, None) == (
+        "Probably a dog in the grass. Perhaps a dog is running through the grass.")
     assert extended_description("An airport with planes.", SaidAs.WITHHELD, [], None, None) == (
         GUESS + "an airport with planes.")
     no_caption = extended_description(None, SaidAs.NONE, [], "EXIT 12", PictureFacts(10, 30, ("white",)))

@@ -41,21 +41,20 @@ def test_a_number_is_a_fact_where_the_detector_agrees_at_every_floor_else_severa
 
 
 def test_the_sentence_says_the_fact_then_the_rest_as_probable():
+    # The rest is said as a guess only in its safe part (``safe_guess``): the subject's own words and its place.
     cases = {
-        ("a dog", "A brown dog is running through the grass."): "A dog, probably brown, running through the grass.",
-        ("people", "Two people are standing in the snow."): "People, probably two, standing in the snow.",
-        ("people", "A group of people standing on a beach."): "People, probably standing on a beach.",
-        ("two dogs", "Two dogs play in the snow."): "Two dogs, probably playing in the snow.",
-        ("a dog", "A dog runs through the grass."): "A dog, probably running through the grass.",
-        ("a person", "A little child is sitting on the grass."): "A person, probably a little child sitting on the "
-                                                                 "grass.",
-        ("a person", "A person in a red shirt is climbing a rock."): "A person, probably in a red shirt, climbing a "
-                                                                     "rock.",
-        ("a bus", "A bus that is parked on a street."): "A bus, probably parked on a street.",
+        ("a dog", "A brown dog is running through the grass."): "A dog, probably brown, in the grass.",
+        ("people", "Two people are standing in the snow."): "People, probably two, in the snow.",
+        ("people", "A group of people standing on a beach."): "People, probably on a beach.",
+        ("two dogs", "Two dogs play in the snow."): "Two dogs, probably in the snow.",
+        ("a dog", "A dog runs through the grass."): "A dog, probably in the grass.",
+        ("a person", "A little child is sitting on the grass."): "A person, probably a little child on the grass.",
+        ("a person", "A person in a red shirt is climbing a rock."): "A person.",
+        ("a bus", "A bus that is parked on a street."): "A bus, probably on a street.",
         ("a dog", "A dog."): "A dog.",
         ("a person", "A little child wearing a white shirt and a blue shirt is sitting."): (
-            "A person, probably a little child wearing a white shirt and a blue shirt, sitting."),
-        ("people", "A crowd of people are jumping on a court."): "People, probably jumping on a court.",
+            "A person, probably a little child."),
+        ("people", "A crowd of people are jumping on a court."): "People, probably on a court.",
     }
     for (fact, caption), want in cases.items():
         assert with_guess(fact, tokens(caption)) == want
@@ -63,10 +62,10 @@ def test_the_sentence_says_the_fact_then_the_rest_as_probable():
 
 def test_a_caption_whose_subject_is_not_confirmed_is_said_as_probable():
     w = said("A dog runs on the grass.", trust=0.99, detections=[("dog", 0.6, (0, 0, 100, 100))])
-    assert w.said_as == "probably" and w.text == "Probably a dog runs on the grass."
+    assert w.said_as == "probably" and w.text == "Probably a dog on the grass."
     assert "does not confirm" in w.reason
     w = said("A dog runs on the grass.", trust=0.99, detections=[DOG])
-    assert w.said_as == "fact" and w.text == "A dog, probably running on the grass." and not w.review
+    assert w.said_as == "fact" and w.text == "A dog, probably on the grass." and not w.review
 
 
 def test_a_scene_with_no_subject_to_confirm_is_said_whole_and_the_check_still_reads_it():

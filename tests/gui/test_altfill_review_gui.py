@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QLineEdit, QWidget  # noqa: E402
 
 TIMEOUT = 120_000
 # Two pictures: the cat is described plainly ("A cat.": the detector and the tags agree), the astronaut as a guess
-# ("Probably a person standing."), so under the default Write choice one starts accepted, one to review.
+# ("Probably a person."), so under the default Write choice one starts accepted, one to review.
 PAGE = b'<!doctype html>\r\n<p>Hi</p>\r\n<p><img src="img/chelsea.png"> <img src="img/astronaut.png" class="x"></p>\r\n'
 
 
@@ -72,7 +72,7 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     # Both pictures are listed with the text proposed; the Write choice (facts) decides which starts accepted.
     assert [(c.picture, c.state, c.text) for c in rv.choices] == [
         ("chelsea.png", "accepted", "A cat."),
-        ("astronaut.png", "to review", "Probably a person standing.")]
+        ("astronaut.png", "to review", "Probably a person.")]
     assert "Probably" in rv.choices[1].why and "guess" in rv.choices[1].why
     assert window.announcer.said[-1].startswith("Alt text to review: 2 pictures, 1 accepted as proposed.")
     # Every control named, no Alt+letter twice.
@@ -107,7 +107,7 @@ def test_review_edit_one_skip_the_other_then_write(qtbot, window, site):
     # The second: Down, then S skips it.
     rv.list.setFocus()
     press(qtbot, rv.list, Qt.Key.Key_Down)
-    assert rv.list.currentRow() == 1 and rv.field.text() == "Probably a person standing."
+    assert rv.list.currentRow() == 1 and rv.field.text() == "Probably a person."
     assert rv.why.text() == rv.choices[1].why
     press(qtbot, rv.list, Qt.Key.Key_S)
     assert rv.list.item(1).data(Qt.ItemDataRole.AccessibleTextRole) == "astronaut.png in index.html, line 3: skipped"
