@@ -80,14 +80,14 @@ def core(words: list[str], held: frozenset[str] = frozenset()) -> list[str] | No
 
 
 def doing(words: list[str], after: int, held: frozenset[str]) -> tuple[list[str], int]:
-    """'riding a bicycle or motorcycle', and where it ends, from the verb after word ``after`` when its object
-    is a thing the detector sees (in ``held``); ([], ``after``) otherwise."""
+    """'riding a bicycle or motorcycle' ('with two buses'), and where it ends, from the verb (or "with") after
+    word ``after`` when its object is a thing the detector sees (in ``held``); ([], ``after``) otherwise."""
     k = after + 1 if words[after:after + 1] in (["is"], ["are"]) else after
     if not held or k >= len(words):
         return [], after
     w = words[k]
     base = base_verb(w)
-    if not (w.endswith("ing") and w not in _ING_NOUNS) and base is None:
+    if not (w.endswith("ing") and w not in _ING_NOUNS) and base is None and w != "with":
         return [], after
     end = k + 1
     while end < len(words) and words[end] not in _STATIC and words[end] not in _MOVING \
@@ -96,7 +96,7 @@ def doing(words: list[str], after: int, held: frozenset[str]) -> tuple[list[str]
     named = {m.category for m in parse(words).mentions if k < m.start and m.end <= end}
     if not named & held:
         return [], after
-    verb = w if base is None else _ing(base)
+    verb = w if base is None else _ing(base)  # "with" stays: "a city street with buses"
     return [verb, *words[k + 1:end]], end
 
 

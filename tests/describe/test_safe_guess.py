@@ -42,6 +42,8 @@ def test_what_is_done_with_a_thing_the_detector_sees_is_said():
     assert guessed("A man is holding a kite on the beach.") == "A man on the beach."
     assert guessed("A man is holding a kite on the beach.", frozenset({"kite"})) == "A man holding a kite on the beach."
     assert guessed("A man rides a motorcycle.", frozenset({"motorcycle"})) == "A man riding a motorcycle."
+    assert guessed("A city street with buses.", frozenset({"bus"})) == "A city street with buses."
+    assert guessed("A city street with buses.") == "A city street."
 
 
 def test_the_alt_text_and_the_long_description_of_a_guess():
