@@ -51,7 +51,7 @@ def caption_said(d: Decision) -> str:
     if d.said_as is SaidAs.FACT and d.fact:
         return with_guess(d.fact, tokens(d.caption), d.held)
     if d.said_as is SaidAs.PROBABLY:
-        return caption_as_said(guessed(d.caption, d.held) or d.caption, d.said_as)
+        return caption_as_said(guessed(d.caption, d.held, d.counted) or d.caption, d.said_as)
     return caption_as_said(d.caption, d.said_as)
 
 

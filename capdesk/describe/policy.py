@@ -27,7 +27,7 @@ from capdesk.describe.mending import (
 from capdesk.describe.objects import tokens
 from capdesk.describe.picture_kind import DEPICTS, OTHER, PHOTO
 from capdesk.describe.picture_kind import SAID as KIND_SAID
-from capdesk.describe.plainwords import category_of, counted, plain_name
+from capdesk.describe.plainwords import NUMBERS, category_of, counted, plain_name
 from capdesk.describe.saying import Options
 from capdesk.describe.seeing import (
     CHECKED,
@@ -78,6 +78,7 @@ class Decision:
     perhaps: list[str] = field(default_factory=list)  # "an animal, perhaps a fox or a giraffe": said as they are
     fact: str = ""  # "a dog": of a caption said as fact, the part the detector confirms ("" where it is whole)
     held: frozenset[str] = frozenset()  # the caption's things the detector sees: what is done with them is said
+    counted: bool = False  # the detector confirms the number the caption says of its subject
 
     @property
     def review(self) -> bool:
@@ -125,7 +126,9 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
                                             "is not confirmed well enough by what was seen to be said as fact")
     held = frozenset(c for c in named(tokens(cap)) if c not in PEOPLE and checkable(ev)
                      and ev.best_detection(c) >= s.seeing.thing_seen)
-    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts, fact=fact, held=held)
+    sure = fact or (subject_fact.confirmed(ev, tokens(cap), s) if checkable(ev) else None) or ""
+    d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts, fact=fact, held=held,
+                 counted=any(w in sure.split() for w in NUMBERS.values()))
     d.maybe = _tags_with_caption(ev, opts, d)
     return d
 

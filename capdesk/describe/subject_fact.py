@@ -77,7 +77,9 @@ def with_guess(fact: str, caption_words: list[str], held: frozenset[str] = froze
         n += 2  # "a crowd of people": the noun is the people
     fact_words = fact.split()
     if caption_words[i + n - 1] == fact_words[-1]:  # the caption's own noun, in the fact's number
-        said_before = [w for w in caption_words[:i] if w not in _VAGUE and w not in fact_words]
+        # a number the fact does not say is one the detector did not confirm: not said ("People, probably three")
+        said_before = [w for w in caption_words[:i]
+                       if w not in _VAGUE and w not in fact_words and w not in _WORD_NUMBER]
         done, end = doing(caption_words, i + n, held)
         after = done + place(caption_words, end)
         lead = " ".join(said_before)

@@ -67,7 +67,7 @@ def test_probably_caption_gets_the_tags_that_say_more():
     w = said("A mug on a table.", confidence=0.2, tags=[("teapot", 0.8)])
     assert w.text == "Probably a mug on a table. May contain: a teapot."
     w = said("Two cats on a bed.", confidence=0.2, tags=[("cat", 0.8)])
-    assert w.text == "Probably two cats on a bed."  # "cat" adds nothing to "two cats"
+    assert w.text == "Probably cats on a bed."  # "cat" adds nothing; the number no detector confirmed goes
     w = said("A cat on a bed.", tags=[("cat", 0.9)], tags_mode="never")
     assert w.text == "A cat on a bed."
 

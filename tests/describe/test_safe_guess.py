@@ -12,7 +12,7 @@ from capdesk.describe.safe_guess import guessed
 @pytest.mark.parametrize(("caption", "want"), [
     # What they do and wear goes (the parts read wrong most often in val guesses by eye).
     ("A person with glasses is looking at the camera.", "A person."),
-    ("Two people in a black jacket are holding a cell phone.", "Two people."),
+    ("Two people in a black jacket are holding a cell phone.", "People."),  # a number no detector confirmed
     ("A black dog running through a wooded area.", "A black dog in a wooded area."),
     ("A person is riding a skateboard down a street.", "A person on a street."),
     ("A young person in a blue shirt and blue shorts is jumping off a slide.", "A young person."),
@@ -20,7 +20,7 @@ from capdesk.describe.safe_guess import guessed
     # How many the subject says stays as the caption says it: two dogs are never made one.
     ("A black dog and a brown dog are playing in the grass.", "A black dog and a brown dog in the grass."),
     ("A brown dog and another dog play together.", "A brown dog and another dog."),
-    ("Two baseball players swinging a bat on a tennis court.", "Two baseball players on a tennis court."),
+    ("Two baseball players swinging a bat on a tennis court.", "Baseball players on a tennis court."),
     # Shapes the caption model writes.
     ("A close up of a pizza on a plate.", "A pizza on a plate."),
     ("There is a yellow sign.", "A yellow sign."),
@@ -31,6 +31,12 @@ from capdesk.describe.safe_guess import guessed
 ])
 def test_a_guess_says_its_subject_and_place(caption, want):
     assert guessed(caption) == want
+
+
+def test_a_number_the_detector_confirmed_stays():
+    assert guessed("Two people standing on a beach.", counted=True) == "Two people on a beach."
+    assert guessed("Two people standing on a beach.") == "People on a beach."
+    assert guessed("One or two dogs running in the snow.") == "One or two dogs in the snow."
 
 
 def test_no_subject_no_guess():
@@ -53,3 +59,10 @@ def test_the_alt_text_and_the_long_description_of_a_guess():
     assert kite.text == "Probably a person flying a kite on the beach."
     no_kite = said("A man is flying a kite on the beach.", trust=0.5, detections=[("person", 0.95, (0, 0, 60, 100))])
     assert no_kite.text == "Probably a person on the beach."
+
+
+def test_a_guessed_number_is_said_only_where_the_detector_counts_it():
+    two = [("person", 0.95, (0, 0, 90, 100)), ("person", 0.95, (100, 0, 190, 100))]
+    assert said("Two people standing on a beach.", trust=0.5, detections=two).text == "Probably two people on a beach."
+    three = [*two, ("person", 0.95, (200, 0, 290, 100))]
+    assert said("Two people standing on a beach.", trust=0.5, detections=three).text == "Probably people on a beach."

@@ -44,7 +44,7 @@ def test_the_sentence_says_the_fact_then_the_rest_as_probable():
     # The rest is said as a guess only in its safe part (``safe_guess``): the subject's own words and its place.
     cases = {
         ("a dog", "A brown dog is running through the grass."): "A dog, probably brown, in the grass.",
-        ("people", "Two people are standing in the snow."): "People, probably two, in the snow.",
+        ("people", "Two people are standing in the snow."): "People, probably in the snow.",
         ("people", "A group of people standing on a beach."): "People, probably on a beach.",
         ("two dogs", "Two dogs play in the snow."): "Two dogs, probably in the snow.",
         ("a dog", "A dog runs through the grass."): "A dog, probably in the grass.",
