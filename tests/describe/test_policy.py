@@ -212,6 +212,14 @@ def test_an_aerial_caption_is_no_fact_for_a_close_up():
     plane = [("airplane", 0.9, (0, 0, 180, 90))]
     assert said("An airplane is parked at the airport.", detections=plane, overhead=True).said_as == "fact"
     assert said("Many cars are parked near a building.", detections=[], overhead=True).said_as == "fact"
+    # Nor for a picture that may not be a photo: a game screenshot taken for a photo at 0.85 was "Many boats are
+    # in a port near some green trees." as fact.
+    boats = "Many boats are in a port near some green trees."
+    unsure = said(boats, detections=[], overhead=True, kind_probability=0.85)
+    assert unsure.said_as == "probably" and "may not be a photo" in unsure.reason
+    assert said(boats, detections=[], overhead=True, kind_probability=0.95).said_as == "fact"
+    # A model of photos taken on the ground reads the kind its own way (the policy's kind rules).
+    assert said("A dog runs on the grass.", detections=[("dog", 0.99)], kind_probability=0.85).said_as == "fact"
     # A model of photos taken on the ground, without a trust score, is checked against the detector.
     assert said("A group of people on a beach.", detections=ONE_PERSON).text == "A person, probably on a beach."
 
