@@ -90,7 +90,8 @@ def checkable(ev: PictureEvidence) -> bool:
 def faint(ev: PictureEvidence, category: str, s: PolicySettings) -> bool:
     """Whether a person the detector does not quite see is there at all (a caption naming one is then
     "Probably" at most, rather than withheld)."""
-    return category in PEOPLE and person_score(ev, s) >= s.seeing.person_faint
+    return category in PEOPLE and person_score(ev, s) >= s.seeing.person_faint and (
+        not ev.concepts or ev.concepts.get("person", 0.0) >= s.seeing.faint_concept)
 
 
 def unseen(ev: PictureEvidence, text: str, s: PolicySettings) -> list[str]:
