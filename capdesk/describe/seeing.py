@@ -89,9 +89,10 @@ def checkable(ev: PictureEvidence) -> bool:
 
 def faint(ev: PictureEvidence, category: str, s: PolicySettings) -> bool:
     """Whether a person the detector does not quite see is there at all (a caption naming one is then
-    "Probably" at most, rather than withheld)."""
+    "Probably" at most, rather than withheld): in a picture less typical of the model's photos, only where the
+    concepts see a person too."""
     return category in PEOPLE and person_score(ev, s) >= s.seeing.person_faint and (
-        not ev.concepts or ev.concepts.get("person", 0.0) >= s.seeing.faint_concept)
+        ev.typical or not ev.concepts or ev.concepts.get("person", 0.0) >= s.seeing.faint_concept)
 
 
 def unseen(ev: PictureEvidence, text: str, s: PolicySettings) -> list[str]:

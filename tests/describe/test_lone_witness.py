@@ -104,13 +104,16 @@ def test_a_caption_naming_a_neighbouring_class_is_hedged_not_dropped():
 
 
 def test_a_faint_person_box_needs_the_concepts_to_see_a_person():
-    # A person box at 0.4 alone invented people in a crescent moon, a map and a game screen (concepts for a
-    # person 0.6 to 0.9); on val the faint boxes that were people had the concepts at 0.91 and up.
+    # In pictures unlike the model's photos, a person box at 0.4 alone invented people in a crescent moon, a
+    # map and a game screen (concepts for a person 0.6 to 0.89); in the model's own photos it is mostly a
+    # real person far off.
     faint = [("person", 0.4, (40, 10, 160, 100))]
     caption = "A person standing in front of a wall."
-    seen = said(caption, trust=0.99, detections=faint, concepts={"person": 0.97, "wall": 0.5})
+    seen = said(caption, trust=0.99, detections=faint, typical=False, concepts={"person": 0.95, "wall": 0.5})
     assert seen.said_as == "probably" and seen.text == "Probably a person in front of a wall."
-    unseen = said(caption, trust=0.99, detections=faint, concepts={"person": 0.6, "wall": 0.5})
+    unseen = said(caption, trust=0.99, detections=faint, typical=False, concepts={"person": 0.6, "wall": 0.5})
     assert "person" not in unseen.text and unseen.said_as == "withheld"
+    typical = said(caption, trust=0.99, detections=faint, concepts={"person": 0.6, "wall": 0.5})
+    assert typical.said_as == "probably" and "person" in typical.text
     # A model without a concept head keeps the box's word.
-    assert said(caption, trust=0.99, detections=faint).said_as == "probably"
+    assert said(caption, trust=0.99, detections=faint, typical=False).said_as == "probably"
