@@ -207,8 +207,11 @@ def test_a_kind_photos_are_taken_for_is_a_guess_until_the_model_is_sure():
     assert composer.alt_text(policy.decide(_ev("screenshot", [], sure=0.59))).text == "Probably a screenshot."
     assert composer.alt_text(policy.decide(_ev("screenshot", [], sure=0.95))).text == "A screenshot."
     assert composer.alt_text(policy.decide(_ev("drawing", [], sure=DEFAULT.saying.kind_fact))).text == "A drawing."
-    # No photo was taken for a chart, a page or a map: those kinds are said from their own thresholds.
-    assert composer.alt_text(policy.decide(_ev("chart", [], sure=0.6))).text == "A chart."
+    # Maps and diagrams are taken for charts (on held-out sources 45 of 108 charts named under 0.9 were charts):
+    # a chart too is a guess under kind_fact; pages, sheet music and maps are said from their own thresholds.
+    assert composer.alt_text(policy.decide(_ev("chart", [], sure=0.6))).text == "Probably a chart."
+    assert composer.alt_text(policy.decide(_ev("chart", [], sure=0.95))).text == "A chart."
+    assert composer.alt_text(policy.decide(_ev("text", [], sure=0.6))).text == "A page of text."
     long = composer.long_description(policy.decide(_ev("diagram", [], sure=0.7)), [], [], None)
     assert long.startswith("Probably a diagram.")
 
