@@ -227,7 +227,11 @@ def _of_kind(ev: PictureEvidence, opts: Options, s: PolicySettings) -> Decision:
         d = _without_caption(ev, opts, s, SaidAs.WITHHELD, reason, guess)
     else:
         d = Decision(SaidAs.WITHHELD, text=ev.text, reason=reason)
-    d.kind = name
+    unsure = ev.kind in GUESSED_UNDER_FACT and ev.kind_probability is not None
+    d.kind = "" if unsure and ev.kind_probability < s.saying.kind_named else name
+    if name and not d.kind:
+        # neither a photo nor surely a drawing: what is seen in it may be drawn ("a person" on a playing card)
+        d.guesses, d.objects = d.objects + d.guesses, []
     d.kind_sure = ev.kind not in ALWAYS_GUESSED and (
         ev.kind not in GUESSED_UNDER_FACT or ev.kind_probability is None or ev.kind_probability >= s.saying.kind_fact)
     return d
