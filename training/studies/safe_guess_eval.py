@@ -7,6 +7,8 @@ side by side, for reading by eye.
     python training/studies/safe_guess_eval.py sample TEST.jsonl OUT.csv --before BEFORE.json [--n 120] [--seed 7]
     (label OUT.csv by eye: columns label_a, aspect_a, label_b, aspect_b, by training/studies/BY_EYE_RUBRIC.md)
     python training/studies/safe_guess_eval.py tally OUT.csv
+    python training/studies/safe_guess_eval.py said TEST.jsonl NOW.json
+    python training/studies/safe_guess_eval.py score TEST.jsonl BEFORE.json NOW.json   # BLEU, CIDEr as said
 
 ``sample`` replays each photo's evidence with the policy as it is now and keeps the photos whose alt text has
 a guess that ``safe_guess`` shortens: a caption said as "Probably ...", or a fact with the rest said as
@@ -112,6 +114,24 @@ def tally(labels: Path) -> None:
               f"wrong {c['wrong']} ({c['wrong'] / total:.1%}); aspects {dict(aspects[form].most_common())}")
 
 
+def score(dump: Path, *said_files: Path) -> None:
+    """BLEU and CIDEr of the caption part of the alt text ("probably" left out) against the human captions,
+    per collection, for each ``said`` file."""
+    from capdesk.describe.objects import tokens
+    from training.metrics import score as metrics
+
+    rows = {r["image"]: r for r in map(json.loads, dump.read_text(encoding="utf-8").splitlines())}
+    for f in said_files:
+        said = json.loads(f.read_text(encoding="utf-8"))
+        for group in sorted({r["collection"] for r in rows.values()}):
+            ims = [i for i, r in rows.items() if r["collection"] == group and said.get(i)]
+            refs = {i: [" ".join(tokens(x)) for x in rows[i]["refs"]] for i in ims}
+            hyps = {i: " ".join(t for t in tokens(said[i]) if t != "probably") for i in ims}
+            m = metrics(refs, hyps)
+            print(f"{f.name} {group} ({len(ims)} said): BLEU-4 {m['BLEU-4']:.4f}, CIDEr {m['CIDEr']:.4f}, "
+                  f"length ratio {m['length_ratio']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -127,12 +147,17 @@ def main() -> None:
     s.add_argument("--seed", type=int, default=7)
     t = sub.add_parser("tally")
     t.add_argument("labels", type=Path)
+    c = sub.add_parser("score")
+    c.add_argument("dump", type=Path)
+    c.add_argument("said", type=Path, nargs="+")
     a = ap.parse_args()
     _tree(a.tree if a.cmd == "said" else ROOT)
     if a.cmd == "said":
         said(a.dump, a.out)
     elif a.cmd == "sample":
         sample(a.dump, a.out, a.before, a.n, a.seed)
+    elif a.cmd == "score":
+        score(a.dump, *a.said)
     else:
         tally(a.labels)
 
