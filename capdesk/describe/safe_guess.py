@@ -9,9 +9,11 @@ glasses, he looks away), "Probably two people in a black jacket are holding a ce
 guess that says only its subject and place ("Probably a person.", "Probably a black dog in a wooded area.")
 is a guess a listener can trust; the whole sentence goes to the long description, marked "Perhaps".
 
-``core`` reads the caption once (``capdesk.describe.sentence``): the subject's phrase (its determiner, its
-adjectives, its noun; a group's "of people"), without the clothes said in it, then the first place the
-sentence puts it in ("on the beach", "through the grass" -> "in the grass").
+``core`` takes the words before the caption's first verb, preposition or clause (its subject: "a brown and
+white dog", "a group of people", "a black dog and a brown dog"), without the clothes said in them, then the
+first place the sentence puts it in ("on the beach"; "through the grass" -> "in the grass"); what the subject
+does with a thing the detector sees is kept, read from the caption's named things
+(``capdesk.describe.sentence``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ _MOVING = {"through": "in", "across": "on", "along": "along", "into": "in", "dow
 _ON = frozenset({"beach", "street", "road", "sidewalk", "path", "trail", "track", "bridge", "dock", "platform",
                  "stage", "rock", "rocks", "hill", "hillside", "mountain", "slope", "shore", "floor", "court", "ramp",
                  "ice", "lawn", "pavement", "pier", "steps", "stairs", "bench", "couch", "sofa", "bed", "table",
-                 "boat", "runway", "tracks", "sand", "dirt", "grass", "field", "snow"})
+                 "boat", "runway", "tracks"})
 _DETERMINERS = frozenset({"a", "an", "the", "some", "two", "three", "four", "five", "several", "many", "his",
                           "her", "their", "its", "this"})
 # What ends the subject's phrase besides a verb or a preposition.
@@ -145,8 +147,7 @@ def place(words: list[str], after: int) -> list[str]:
                     return []
                 prep = list(long) if long else [w if w in _STATIC else _MOVING[w]]
                 if not long and w in _MOVING and _MOVING[w] in ("in", "on"):
-                    prep = ["on" if words[noun] in _ON and words[noun] not in ("grass", "snow", "field", "sand",
-                                                                                 "dirt") else "in"]
+                    prep = ["on" if words[noun] in _ON else "in"]
                 obj = words[k + prep_len:noun + 1]
                 if obj and obj[0] not in _DETERMINERS and not _mass(words[noun]):
                     obj = ["a", *obj] if words[noun][-1:] != "s" else obj
@@ -162,7 +163,7 @@ def _place_noun(words: list[str], at: int) -> int | None:
             while j + 1 < len(words) and words[j + 1] in PLACE_NOUNS:
                 j += 1
             return j if j + 1 == len(words) or words[j + 1] in _AFTER_PLACE else None
-        if words[j] in ("and", "with", "while", "is", "are", "as") or words[j] in COLOURS and j + 1 >= len(words):
+        if words[j] in ("and", "with", "while", "is", "are", "as"):
             return None
     return None
 
