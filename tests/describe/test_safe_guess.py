@@ -3,7 +3,10 @@ description, except what is done with a thing the detector sees."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from conftest import SAMPLES, run_cli
 from evidence_helpers import said
 
 from capdesk.describe.safe_guess import guessed
@@ -66,3 +69,15 @@ def test_a_guessed_number_is_said_only_where_the_detector_counts_it():
     assert said("Two people standing on a beach.", trust=0.5, detections=two).text == "Probably two people on a beach."
     three = [*two, ("person", 0.95, (200, 0, 290, 100))]
     assert said("Two people standing on a beach.", trust=0.5, detections=three).text == "Probably people on a beach."
+
+
+def test_json_says_the_guess_and_keeps_the_whole_caption(tmp_path):
+    # The real model on the sample astronaut: its caption is a guess; --json's description is the guess's
+    # subject and place, evidence.said_caption the whole mended caption it was taken from.
+    env = {f"XDG_{k}_HOME": str(tmp_path / k) for k in ("CONFIG", "DATA", "CACHE", "STATE")}
+    r = run_cli("caption", "--json", "--ocr", "never", str(SAMPLES / "astronaut.png"), env=env)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.splitlines()[0])
+    whole, short = got["evidence"]["said_caption"], guessed(got["evidence"]["said_caption"])
+    assert got["said_as"] == "probably" and short != whole
+    assert got["description"] == "Probably " + short[0].lower() + short[1:]
