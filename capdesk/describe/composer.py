@@ -47,7 +47,8 @@ def guess_sentences(d: Decision) -> list[str]:
 
 def caption_said(d: Decision) -> str:
     """The caption in the words its standing allows: a fact with only its confirmed subject said as one
-    ("A dog, probably running through the grass."), or whole as fact or "Probably ..."."""
+    ("A dog, probably in the grass."), whole as fact, or as "Probably ..." by its subject and place
+    (``safe_guess``: "Probably a black dog in a wooded area.")."""
     if d.said_as is SaidAs.FACT and d.fact:
         return with_guess(d.fact, tokens(d.caption), d.held)
     if d.said_as is SaidAs.PROBABLY:

@@ -118,9 +118,9 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
     fact = ""
     if said_as is SaidAs.FACT and checkable(ev) and any(c in CHECKED for c in named(tokens(cap))):
         # Of a caption about people, animals or vehicles only the subject and how many are said as fact, where
-        # the detector confirms them; what they do and where is said as probable ("A dog, probably running
-        # through the grass."). A scene with none of them ("A stream in the woods.") has no subject to confirm
-        # and stays whole, under the fact check.
+        # the detector confirms them; where they are is said as probable ("A dog, probably in the grass.").
+        # A scene with none of them ("A stream in the woods.") has no subject to confirm and stays whole,
+        # under the fact check.
         fact = subject_fact.confirmed(ev, tokens(cap), s) or ""
         if not fact:
             said_as, reason = SaidAs.PROBABLY, ("the object detector does not confirm the caption's subject, or "

@@ -4,8 +4,9 @@ Read by eye, the captions said whole as fact were right in their main thing 64% 
 (issue 60): what the people do ("running" for riding a skateboard) was wrong in 55 of 87, how many in 24.
 Nothing CapDesk holds sees what people do well enough (the fact check over the concepts reached 79% at
 best), but the detector sees who is there and how many. So a caption said as fact is said as its confirmed
-subject with the rest as a guess: "A dog, probably running through the grass."; "People, probably two,
-standing in the snow.". The subject is confirmed where the detector sees it and its number:
+subject with the rest as a guess, in the words ``safe_guess`` keeps of a guess (its own adjectives and its
+place): "A dog, probably brown, in the grass."; "People, probably in the snow.". The subject is confirmed where
+the detector sees it and its number:
 
 - "one" where exactly one box of its kind scores from ``subject_sure`` and no second one from ``subject_any``
   (of at least ``subject_area`` of the largest): wrestling dogs are one box that scores less;
