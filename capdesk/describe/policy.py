@@ -128,9 +128,11 @@ def decide(ev: PictureEvidence, opts: Options | None = None, fact_check: FactChe
     elif said_as is SaidAs.FACT and fact_check is not None and not fact_check.passes(ev, cap):
         said_as, reason = SaidAs.PROBABLY, ("what the caption says the subject does, or how many there are, "
                                             "is not confirmed well enough by what was seen to be said as fact")
-    held = frozenset(c for c in named(tokens(cap)) if c not in PEOPLE and checkable(ev)
-                     and ev.best_detection(c) >= s.seeing.thing_seen)
-    sure = fact or (subject_fact.confirmed(ev, tokens(cap), s) if checkable(ev) else None) or ""
+    held, sure = frozenset(), fact
+    if checkable(ev):
+        held = frozenset(c for c in named(tokens(cap))
+                         if c not in PEOPLE and ev.best_detection(c) >= s.seeing.thing_seen)
+        sure = fact or subject_fact.confirmed(ev, tokens(cap), s) or ""
     d = Decision(said_as, cap, guess, text=ev.text, reason=reason, mended=mended + counts, fact=fact, held=held,
                  counted=any(w in sure.split() for w in NUMBERS.values()))
     d.maybe = _tags_with_caption(ev, opts, d)

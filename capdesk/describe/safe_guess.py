@@ -18,7 +18,7 @@ does with a thing the detector sees is kept, read from the caption's named thing
 
 from __future__ import annotations
 
-from capdesk.describe.captionfix import BARE_VERBS, CLOTHES, COLOURS, base_verb
+from capdesk.describe.captionfix import BARE_VERBS, CLOTHES, COLOURS, LONG_PREPOSITIONS, base_verb
 from capdesk.describe.mending import PLACES
 from capdesk.describe.sentence import parse
 
@@ -35,7 +35,6 @@ PLACE_NOUNS = PLACES | frozenset({
 })
 # Static places are said as the caption says them; motion through a place is said as being in it.
 _STATIC = ("on", "in", "at", "near", "by", "under", "beside", "inside", "outside", "behind")
-_LONG_STATIC = (("in", "front", "of"), ("next", "to"), ("on", "top", "of"), ("in", "the", "middle", "of"))
 _MOVING = {"through": "in", "across": "on", "along": "along", "into": "in", "down": "on", "up": "on",
            "over": "over", "around": "in", "toward": "near", "towards": "near", "onto": "on", "out": "in"}
 # A surface is stood "on", a thing stands "in" the rest ("running down a street" -> "on a street").
@@ -98,7 +97,7 @@ def doing(words: list[str], after: int, held: frozenset[str]) -> tuple[list[str]
         return [], after
     end = k + 1
     while end < len(words) and words[end] not in _STATIC and words[end] not in _MOVING \
-            and words[end] not in _ENDS_SUBJECT and not any(tuple(words[end:end + len(p)]) == p for p in _LONG_STATIC):
+            and words[end] not in _ENDS_SUBJECT and _long_at(words, end) is None:
         end += 1
     named = {m.category for m in parse(words).mentions if k < m.start and m.end <= end}
     if not named & held:
@@ -138,7 +137,7 @@ def place(words: list[str], after: int) -> list[str]:
     k = after
     while k < len(words):
         w = words[k]
-        long = next((p for p in _LONG_STATIC if tuple(words[k:k + len(p)]) == p), None)
+        long = _long_at(words, k)
         prep_len = len(long) if long else 1
         if long or w in _STATIC or w in _MOVING:
             noun = _place_noun(words, k + prep_len)
@@ -154,6 +153,11 @@ def place(words: list[str], after: int) -> list[str]:
                 return prep + obj
         k += 1
     return []
+
+
+def _long_at(words: list[str], k: int) -> tuple[str, ...] | None:
+    """The long preposition ("in front of", "next to") that begins at word ``k``, if any."""
+    return next((p for p in LONG_PREPOSITIONS if tuple(words[k:k + len(p)]) == p), None)
 
 
 def _place_noun(words: list[str], at: int) -> int | None:
