@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capdesk.describe.evidence import Finalist, PictureEvidence
+from capdesk.describe.picture_kind import PHOTO
 from capdesk.describe.seeing import close_up
 from capdesk.describe.settings import PolicySettings
 from capdesk.limits import DEFAULT_CONFIDENCE_THRESHOLD
@@ -29,6 +30,12 @@ def standing(ev: PictureEvidence, f: Finalist, opts: Options, s: PolicySettings)
         where = ev.domain or "its training pictures"
         return SaidAs.WITHHELD, f"the picture is unlike those the model knows ({where}), so its scene caption was " \
                                 "withheld"
+    # (not for a model of photos seen from above: aerial forests and fields read as texture, and its own
+    # setting, overhead_photo, makes such captions a guess)
+    if ev.kind == PHOTO and not ev.overhead and ev.kind_probability is not None \
+            and ev.kind_probability < s.saying.caption_photo:
+        return SaidAs.WITHHELD, (f"the picture may not be a photo (photo probability {ev.kind_probability:.2f}), "
+                                 "unlike the photos the model learnt from, so its scene caption was withheld")
     if ev.has_trust and f.trust is not None:
         if f.trust < s.saying.trust_probably:
             return SaidAs.WITHHELD, (f"the caption is more likely than not to name something that is not there "

@@ -201,6 +201,16 @@ class Saying:
         "this probability: the tuning circuit board (0.89, 'Many buildings and green trees are in a school.') and "
         "a held-out game screenshot (0.85, 'Many boats are in a port') were such facts; on the RSICD val photos it "
         "makes 45 of 1,054 facts 'Probably' (facts naming an absent object 16 -> 15; test: 1,053 -> 996, 21 -> 21)")
+    caption_photo: float = measured(
+        0.6,
+        "a scene caption of a model of photos taken on the ground is said, even as a guess, only for a picture that "
+        "is a photo from this probability (no other kind being sure of it): those models learnt from photos only. "
+        "No everyday val photo is under 0.6 (0 of 1,240). On the 400 pictures of the tuning and held-out sets 1-3 "
+        "it changes 4 alt texts: 3 wrong guesses become empty (an erasers photo at 0.53, a flower stamp at 0.39, "
+        "a temperature map at 0.48: 'Probably a person in front of a wall.') and an advert's 'Probably a person.' "
+        "becomes 'A person.' (0.32). Everyday test: 2 of 1,239 (a guitarist 'A person.' now, right; a man holding "
+        "a grey card gains 'May contain: a bulletproof vest.', wrong). Not for aerial models: RSICD val forests "
+        "read as texture (2 right guesses would go); training/studies/setting_changes.py")
     max_said: int = measured(
         3,
         "at most this many objects, tags or settings are said in place of a scene caption: a choice for the "

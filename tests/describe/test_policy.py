@@ -224,6 +224,19 @@ def test_an_aerial_caption_is_no_fact_for_a_close_up():
     assert said("A group of people on a beach.", detections=ONE_PERSON).text == "A person, probably on a beach."
 
 
+def test_a_picture_that_may_not_be_a_photo_gets_no_scene_caption():
+    # The caption models learnt from photos: for a picture the kind model is not sure is a photo (a temperature
+    # map at 0.48, a flower stamp at 0.39) the caption was a guess about a scene that is not there.
+    wall = [("person", 0.9, (20, 0, 120, 100))]
+    unsure = said("A person standing in front of a wall.", detections=wall, kind_probability=0.48)
+    assert unsure.said_as == "withheld" and "may not be a photo" in unsure.reason and "wall" not in unsure.text
+    assert "wall" in said("A person standing in front of a wall.", detections=wall, kind_probability=0.6).text
+    # what the detector sees surely is still said: an advert's smiling man
+    man = said("A man holding a sign.", detections=[("person", 0.97, (10, 0, 190, 100))], concepts={"person": 0.9},
+               kind_probability=0.32)
+    assert man.said_as == "withheld" and man.text == "A person."
+
+
 def test_which_models_see_from_above():
     assert overhead({"domain": "aerial and satellite photos"}) and not overhead({"domain": "everyday photos"})
     assert overhead({"view": "overhead", "domain": "drone pictures"}) and not overhead({"view": "ground"})
