@@ -88,7 +88,8 @@ def _a(label: str) -> str:
 
 
 def guess(tags: list[tuple[str, float]]) -> str:
-    """'perhaps a bee or a beetle, on a flower', 'a building, perhaps a palace', 'perhaps a tool', or ''.
+    """'perhaps a bee or a beetle, on a flower', 'probably a building, perhaps a palace or a castle', 'perhaps a
+    tool', or ''.
     ``tags``: (ImageNet label, probability), most likely first."""
     known = [(label, p, group_of(label)) for label, p in tags if p >= GUESS_ALTERNATIVE and group_of(label)]
     subjects = [t for t in known if t[2] not in SETTING_GROUPS] or known
@@ -103,4 +104,6 @@ def guess(tags: list[tuple[str, float]]) -> str:
         return f"perhaps {names}{where}"
     if p < GUESS_NAME and other is None:
         return f"perhaps {group}{where}"
-    return f"{group}, perhaps {names}{where}"
+    # The kind of thing is the tags' alone, right in 9 of 11 such alt texts on the ordinary pictures (a
+    # skyscraper "a bridge"): under the level of a fact, so it is probable too.
+    return f"probably {group}, perhaps {names}{where}"
