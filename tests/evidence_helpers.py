@@ -14,7 +14,8 @@ def evidence(caption: str = "A dog runs on the grass.", *, confidence: float = 0
              detections: list[tuple[str, float] | tuple[str, float, tuple[int, int, int, int]]] | None = None,
              domain: str = "everyday photos", plain_fact: str = "", typical: bool = True,
              near: bool = False, overhead: bool = False, tag_threshold: float = 0.35,
-             concepts: dict[str, float] | None = None, kind_probability: float | None = None) -> PictureEvidence:
+             concepts: dict[str, float] | None = None, kind_probability: float | None = None,
+             ratio: float | None = None) -> PictureEvidence:
     """One picture's evidence; ``detections`` None: no detector looked; a detection without a box
     gets one that fills the left half of a 200 x 100 picture."""
     fins = [Finalist(caption, confidence, trust)] if caption else []
@@ -24,7 +25,7 @@ def evidence(caption: str = "A dog runs on the grass.", *, confidence: float = 0
                            tag_threshold=tag_threshold, text=text, domain=domain, in_domain=in_domain,
                            typical=typical, near=near, has_trust=trust is not None, plain_fact=plain_fact,
                            size=(200, 100), overhead=overhead, concepts=dict(concepts or {}),
-                           kind_probability=kind_probability)
+                           kind_probability=kind_probability, ratio=ratio)
 
 
 def said(caption: str = "A dog runs on the grass.", *, tags_mode: str = "auto", show_guess: bool = False,

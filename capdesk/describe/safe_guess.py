@@ -73,8 +73,8 @@ def core(words: list[str], held: frozenset[str] = frozenset(), counted: bool = F
     beach" (on val, a third of the numbers said as guesses were wrong)."""
     if words[:4] == ["a", "close", "up", "of"]:
         words = words[4:]  # "a close up of a pizza": a pizza
-    if words[:1] == ["there"] and words[1:2] in (["is"], ["are"]):
-        words = words[2:]  # "there is a yellow sign"
+    if words[:1] in (["there"], ["it"], ["this"]) and words[1:2] in (["is"], ["are"]):
+        words = words[2:]  # "there is a yellow sign"; the aerial model's "it is a piece of green meadow"
     subject = _subject(words)
     if not counted and len(subject) > 1 and subject[0] in _NUMBERS:
         subject = subject[1:]

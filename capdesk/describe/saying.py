@@ -54,6 +54,8 @@ def standing(ev: PictureEvidence, f: Finalist, opts: Options, s: PolicySettings)
         return SaidAs.PROBABLY, "the objects seen in the picture are close up, unlike the model's pictures"
     if ev.overhead and ev.kind_probability is not None and ev.kind_probability < s.saying.overhead_photo:
         return SaidAs.PROBABLY, "the picture may not be a photo taken from above, so its caption may be wrong"
+    if ev.overhead and ev.ratio is not None and ev.ratio >= s.saying.overhead_inside:
+        return SaidAs.PROBABLY, "the picture is at the edge of what the model knows, so its caption may be wrong"
     return SaidAs.FACT, None
 
 

@@ -201,6 +201,13 @@ class Saying:
         "this probability: the tuning circuit board (0.89, 'Many buildings and green trees are in a school.') and "
         "a held-out game screenshot (0.85, 'Many boats are in a port') were such facts; on the RSICD val photos it "
         "makes 45 of 1,054 facts 'Probably' (facts naming an absent object 16 -> 15; test: 1,053 -> 996, 21 -> 21)")
+    overhead_inside: float = measured(
+        0.95,
+        "a caption of a model of photos seen from above is said as fact only for a picture inside its domain by "
+        "this margin (the gate's distance ratio under it): ground photos of high-rises and a fantasy map at 0.97 "
+        "were aerial facts ('Many cars are parked in a factory.', held-out set 5). RSICD val: 14 of 1,009 facts "
+        "become 'Probably' (none named an absent object; at 0.9, 36 with 2); an aerial photo of a city on "
+        "held-out set 3 (0.97) too")
     caption_photo: float = measured(
         0.6,
         "a scene caption of a model of photos taken on the ground is said, even as a guess, only for a picture that "

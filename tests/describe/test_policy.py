@@ -218,6 +218,11 @@ def test_an_aerial_caption_is_no_fact_for_a_close_up():
     unsure = said(boats, detections=[], overhead=True, kind_probability=0.85)
     assert unsure.said_as == "probably" and "may not be a photo" in unsure.reason
     assert said(boats, detections=[], overhead=True, kind_probability=0.95).said_as == "fact"
+    # Nor for a picture at the edge of the aerial model's domain: ground photos of high-rises at 0.97 were
+    # "Many cars are parked in a factory." as fact.
+    edge = said(boats, detections=[], overhead=True, ratio=0.97)
+    assert edge.said_as == "probably" and "edge" in edge.reason
+    assert said(boats, detections=[], overhead=True, ratio=0.9).said_as == "fact"
     # A model of photos taken on the ground reads the kind its own way (the policy's kind rules).
     assert said("A dog runs on the grass.", detections=[("dog", 0.99)], kind_probability=0.85).said_as == "fact"
     # A model of photos taken on the ground, without a trust score, is checked against the detector.

@@ -27,6 +27,7 @@ from capdesk.describe.safe_guess import guessed
     # Shapes the caption model writes.
     ("A close up of a pizza on a plate.", "A pizza on a plate."),
     ("There is a yellow sign.", "A yellow sign."),
+    ("It is a piece of green meadow.", "A piece of green meadow."),  # the aerial model's; was "it"
     ("A boat is sitting in the water at night.", "A boat in the water at night."),
     ("A person on a dirt bike in the air.", "A person."),  # a dirt bike is no place
     ("A white dog is holding a stick in its mouth.", "A white dog."),  # its mouth is the stick's place
