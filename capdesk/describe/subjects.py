@@ -100,8 +100,8 @@ def guess(tags: list[tuple[str, float]]) -> str:
     where = f", on {on[2] if on[2] == 'a flower' else _a(on[0])}" if on else ""  # "a flower": the bee's, not a daisy
     other = next((s for s in subjects[1:] if s[2] == group and plain_name(s[0]) != plain_name(label)), None)
     names = _a(label) + (f" or {_a(other[0])}" if other else "")
-    if label in COARSE and p >= GUESS_NAME or p >= GUESS_NAME and other is not None:
-        return f"perhaps {names}{where}"
+    if label in COARSE and p >= GUESS_NAME or p >= GUESS_NAME and other is not None or group in names.split(" or "):
+        return f"perhaps {names}{where}"  # (not "a bridge, perhaps a bridge or a pier")
     if p < GUESS_NAME and other is None:
         return f"perhaps {group}{where}"
     # The kind of thing is the tags' alone, right in 9 of 11 such alt texts on the ordinary pictures (a

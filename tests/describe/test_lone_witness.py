@@ -69,6 +69,7 @@ def test_a_word_for_common_subjects():
     assert alt(("bee", 0.4), ("beetle", 0.25), ("daisy", 0.3)) == \
         "Probably an insect, perhaps a bee or a beetle, on a flower."
     assert alt(("bee", 0.4), ("beetle", 0.25)) == "Probably an insect, perhaps a bee or a beetle."
+    assert alt(("through arch bridge", 0.4), ("pier", 0.25)) == "Perhaps a bridge or a pier."  # not said twice
     assert alt(("hammer", 0.58)) == "Perhaps a tool."  # its own word alone from 0.6, the last-resort tag's
     assert alt(("hammer", 0.62)) == "May contain: a hammer."
     assert alt(("palace", 0.3)) == "Perhaps a building."
