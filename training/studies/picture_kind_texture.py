@@ -127,8 +127,8 @@ def compare(variant: str, feats: str, tex: str, ord_feats: str, ord_tex: str) ->
     said = _said(fitted, probs, 0.5)
     print("everyday and RSICD test photos called another kind at 0.5:",
           sum(1 for s, m in zip(said, survey) if m and s != pk.PHOTO), "of", int(survey.sum()))
-    final = pk._fit(x[np.concatenate([fit_i, test_i[~survey]])], kind[np.concatenate([fit_i, test_i[~survey]])],
-                    source[np.concatenate([fit_i, test_i[~survey]])], kinds, ensemble=2)
+    all_i = np.concatenate([fit_i, test_i[~survey]])  # never the everyday and RSICD test photos
+    final = pk._fit(x[all_i], kind[all_i], source[all_i], kinds, ensemble=2)
     o = _load(ord_feats, ord_tex)
     po = final.probabilities(inputs(o))
     for t in (0.5, 0.7, 0.9):
