@@ -10,6 +10,7 @@ such setting, gets the text escaped into HTML that shows exactly the text (``pla
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from PIL import Image
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal, Slot
@@ -77,26 +78,55 @@ class _Poster(QObject):
         fn()
 
 
+_POSTER: _Poster | None = None
+
+
+def _poster() -> _Poster:
+    """The one poster of the process, made on the UI thread by the first runner and never destroyed: a
+    poster that belonged to a runner could be destroyed by a worker thread dropping the last reference to
+    its owner (a pane whose window had closed) while the UI thread delivered a call to it."""
+    global _POSTER
+    if _POSTER is None:
+        _POSTER = _Poster()
+    return _POSTER
+
+
+def _deliver(task: list, ok: bool) -> None:
+    """On the UI thread: the job's callback with its result, every reference the job held let go here."""
+    _fn, _args, on_done, on_failed, value = task
+    task.clear()
+    del _fn, _args
+    callback = on_done if ok else on_failed
+    del on_done, on_failed
+    if callback:
+        callback(value)
+
+
 class QtRunner:
-    """``capdesk.session.tasks.Runner`` for the window: work on Qt's thread pool, results on the UI thread."""
+    """``capdesk.session.tasks.Runner`` for the window: work on Qt's thread pool, results on the UI thread.
+
+    A worker never lets go of the last reference to what the job was given or made (its function, the
+    callbacks and the objects behind them, the result): they travel in one list that the UI thread empties.
+    Python objects that wrap Qt objects must die on the UI thread; a window's widget freed by a worker
+    thread crashes the process."""
 
     def __init__(self) -> None:
-        self._poster = _Poster()
+        self._poster = _poster()
 
     def run(self, fn: Callable, *args, on_done=None, on_failed=None) -> None:
-        # The result travels through the long-lived poster, never through an object made per job:
-        # a per-job QObject can be collected with its runnable before its signal is delivered.
+        task: list = [fn, args, on_done, on_failed]
+        del fn, args, on_done, on_failed
+        poster = self._poster
+
         def work() -> None:
             background_priority()
             try:
-                result = fn(*args)
+                task.append(task[0](*task[1]))
+                ok = True
             except Exception as exc:  # shown to the user, never a crash of the window
-                msg = failure_line(exc)
-                if on_failed:
-                    self.post(lambda: on_failed(msg))
-            else:
-                if on_done:
-                    self.post(lambda: on_done(result))
+                task.append(failure_line(exc))
+                ok = False
+            poster.call.emit(partial(_deliver, task, ok))
 
         QThreadPool.globalInstance().start(work)
 
