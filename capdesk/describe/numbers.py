@@ -82,14 +82,26 @@ def numbers(text: str, distinct: frozenset[str] = frozenset()) -> dict[str, str]
     return counts_of(w, list(phrase_hits(w)), distinct)
 
 
-def counts_of(w: list[str], hits: list[tuple[int, int, str]], distinct: frozenset[str] = frozenset()) -> dict[str, str]:
-    """``numbers`` of the words ``w`` whose phrases (``objects.phrase_hits``) are found already."""
+def each_number(text: str) -> dict[str, set[str | None]]:
+    """Category -> the number each mention of it says ("one", "several", None for none): "A car ... with cars"
+    is {"one", "several"}, "A bunch of bananas" {"several"}."""
+    w = tokens(text)
+    return _mentions(w, list(phrase_hits(w)), frozenset())
+
+
+def _mentions(w: list[str], hits: list[tuple[int, int, str]], distinct: frozenset[str]) -> dict[str, set[str | None]]:
     nouns: dict[str, set[str]] = {}
     found: dict[str, set[str | None]] = {}
     starts = {i for i, _, cat in hits if cat}
     for i, n, cat in hits:
         if cat and i + n not in starts:  # "football players", "a dog bed": a noun before a noun says no number
             found.setdefault(cat, set()).add(_number(w, i, n, cat, nouns, distinct))
+    return found
+
+
+def counts_of(w: list[str], hits: list[tuple[int, int, str]], distinct: frozenset[str] = frozenset()) -> dict[str, str]:
+    """``numbers`` of the words ``w`` whose phrases (``objects.phrase_hits``) are found already."""
+    found = _mentions(w, hits, distinct)
     out: dict[str, str] = {}
     for cat, said in found.items():
         if "several" in said:

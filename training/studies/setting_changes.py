@@ -1,4 +1,5 @@
-"""The alt texts one policy setting changes, on stored evidence: each photo of a ``facts_eval.py --dump`` file
+"""The alt texts one policy setting changes, on stored evidence: each photo of a ``facts_eval.py --dump`` file (or
+of an ``ordinary_dump.py --dump`` file)
 decided with the setting at a base value and at each value tried, the changed alt texts listed (with their
 by-eye label where a labels file has the photo), and the empty ones counted.
 
@@ -39,7 +40,7 @@ def changes(dump: Path, setting: str, base: float, values: list[float], labels: 
             empty[0] += not a
             empty[1] += not b
             if a != b:
-                changed.append((Path(r["image"]).name, a, b))
+                changed.append((Path(r.get("image") or r["path"]).name, a, b))
         print(f"{setting} {base} -> {value}: {len(changed)} of {len(rows)} alt texts change; empty {empty[0]} -> "
               f"{empty[1]}")
         for name, a, b in changed:
