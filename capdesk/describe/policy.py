@@ -203,15 +203,15 @@ def last_resort_tag(ev: PictureEvidence, s: PolicySettings = DEFAULT) -> list[st
 
 
 def setting(ev: PictureEvidence, s: PolicySettings = DEFAULT) -> list[str]:
-    """'grass', 'a field': where a photo is, from the concepts' sure setting words (not for pictures seen
-    from above, whose models have other words, nor for what is not a photo)."""
+    """'grass', 'a field', 'flowers': where a photo is and what it is full of, from the concepts' sure setting
+    words (not for pictures seen from above, whose models have other words, nor for what is not a photo)."""
     if ev.overhead or ev.kind != PHOTO:
         return []
     out: list[str] = []
     for w, p in sorted(ev.concepts.items(), key=lambda wp: -wp[1]):
         said = SCENE_WORDS.get(w)
-        if p >= s.saying.scene_say and said and said not in out:
-            out.append(said)
+        if p >= s.saying.scene_say and said and said not in out or w == "flower" and p >= s.saying.flowers_say:
+            out.append(said or "flowers")
     return out[:s.saying.max_said]
 
 

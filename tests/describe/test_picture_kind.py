@@ -281,3 +281,17 @@ def test_a_landscape_with_nothing_else_to_say_gets_its_setting_as_may_contain():
     assert "grass" not in composer.alt_text(policy.decide(ev)).text
     ev.kind, ev.overhead = "photo", True
     assert composer.alt_text(policy.decide(ev)).text == ""
+
+
+def test_a_photo_of_flowers_with_nothing_else_to_say_may_contain_flowers():
+    # Water lilies, tulips, anemones: empty alt texts, or "Perhaps an insect." from a weak bee tag.
+    ev = PictureEvidence(finalists=[Finalist("A person standing in front of a tree.", 0.3, 0.05)],
+                         concepts={"flower": 0.6, "tree": 0.34, "person": 0.19}, tags=[("bee", 0.34)],
+                         detector=True, in_domain=False, has_trust=True, model="everyday", size=(400, 300))
+    assert composer.alt_text(policy.decide(ev)).text == "May contain: flowers."
+    ev.concepts["flower"] = 0.34  # under 0.4: a 3D canyon reached 0.34
+    assert composer.alt_text(policy.decide(ev)).text == "Perhaps an insect."
+    ev.concepts.update(flower=0.7, grass=0.75)  # beside a sure setting, in the order of their probabilities
+    assert composer.alt_text(policy.decide(ev)).text == "May contain: grass, flowers."
+    ev.kind = "painting"
+    assert "flowers" not in composer.alt_text(policy.decide(ev)).text
