@@ -98,8 +98,16 @@ PAIRS = frozenset({"scissors", "skis", "pliers", "tweezers", "glasses", "sunglas
                    "jeans", "shorts", "tongs"})
 
 
+# Things not counted, named by the tags or the detector: "May contain: hay.", never "a hay"; "Broccoli.", never
+# "A broccoli." (one box or three, it is said the same).
+MASS = frozenset({"hay", "broccoli", "wool", "chain mail", "guacamole", "consomme", "carbonara", "dough", "red wine",
+                  "eggnog", "toilet paper", "ice cream"})
+
+
 def counted(word: str, n: int) -> str:
-    """'a dog', 'two dogs', 'a group of people' (more than five: no number a glance can check)."""
+    """'a dog', 'two dogs', 'a group of people' (more than five: no number a glance can check), 'hay'."""
+    if word in MASS:
+        return word
     if word.rpartition(" ")[2] in PAIRS:
         return f"a pair of {word}" if n <= 1 else f"{NUMBERS.get(n, 'many')} pairs of {word}"
     if n <= 1:

@@ -15,7 +15,7 @@ from capdesk.describe.evidence import Detection, PictureEvidence
 from capdesk.describe.imagenet_animals import ANIMALS as IMAGENET_ANIMALS
 from capdesk.describe.numbers import each_number, numbers
 from capdesk.describe.objects import mentions, said_name
-from capdesk.describe.plainwords import PAIRS, category_of, counted, plain_name, plural
+from capdesk.describe.plainwords import MASS, PAIRS, category_of, counted, plain_name, plural
 from capdesk.describe.sentence import PEOPLE
 from capdesk.describe.settings import PolicySettings
 
@@ -173,7 +173,7 @@ def object_phrase(ev: PictureEvidence, c: str, tagged: dict[str, tuple[str, floa
     is there: its number is then not said, and neither is 'one'."""
     n = ev.count(c, s.mending.count_sure, s.mending.count_area)
     word = tagged[c][0] if c in tagged else said_name(c)
-    if n <= 1 and more_than_one(ev, c, s) and word.rpartition(" ")[2] not in PAIRS:
+    if n <= 1 and word not in MASS and word.rpartition(" ")[2] not in PAIRS and more_than_one(ev, c, s):
         return plural(word)
     return counted(word, max(n, 1))
 

@@ -456,3 +456,16 @@ def test_a_thing_named_in_the_plural_only_is_a_pair():
     assert counted("dog", 1) == "a dog"
     assert said("A person holding a knife.", trust=0.05, detections=[("scissors", 0.9)]).text == (
         "Probably a pair of scissors.")
+
+
+def test_a_thing_not_counted_has_no_article_and_no_number():
+    # "May contain: a hay." and "A broccoli." were said of a field of hay bales and a head of broccoli.
+    from capdesk.describe.plainwords import counted
+
+    assert counted("hay", 1) == "hay" and counted("broccoli", 3) == "broccoli"
+    assert said("", trust=0.05, in_domain=False, tags=[("hay", 0.7)], detections=[]).text == "May contain: hay."
+    two = [("broccoli", 0.95), ("broccoli", 0.95, (110, 0, 190, 90))]
+    assert said("", trust=0.9, in_domain=False, concepts={"broccoli": 0.8}, detections=two).text == "Broccoli."
+    # Nor is it made plural where more than one box is seen.
+    assert said("", trust=0.9, in_domain=False, concepts={"broccoli": 0.8},
+                detections=[("broccoli", 0.9), ("broccoli", 0.5, (110, 0, 190, 90))]).text == "Broccoli."
