@@ -148,6 +148,11 @@ def place(words: list[str], after: int) -> list[str]:
                 if not long and w in _MOVING and _MOVING[w] in ("in", "on"):
                     prep = ["on" if words[noun] in _ON else "in"]
                 obj = words[k + prep_len:noun + 1]
+                if obj[:1] == ["of"]:  # "outside of a building": outside a building
+                    obj = obj[1:]
+                elif obj and (obj[0] in _STATIC or obj[0] in _MOVING or _long_at(words, k + prep_len)):
+                    k += 1  # "laying down on a course": "down" is no preposition here, "on" is
+                    continue
                 if obj and obj[0] not in _DETERMINERS and not _mass(words[noun]):
                     obj = ["a", *obj] if words[noun][-1:] != "s" else obj
                 return prep + obj

@@ -32,6 +32,11 @@ from capdesk.describe.safe_guess import guessed
     ("A person on a dirt bike in the air.", "A person."),  # a dirt bike is no place
     ("A white dog is holding a stick in its mouth.", "A white dog."),  # its mouth is the stick's place
     ("A red and white bus parked on a street.", "A red and white bus on a street."),
+    # "outside of" and a verb's particle before the real preposition: they were "outside a of a building" and
+    # "in a on an obstacle course" (val and test guesses).
+    ("A group of people standing outside of a building.", "A group of people outside a building."),
+    ("A brown dog is laying down on an obstacle course.", "A brown dog on an obstacle course."),
+    ("A man is sitting down in front of a building.", "A man in front of a building."),
 ])
 def test_a_guess_says_its_subject_and_place(caption, want):
     assert guessed(caption) == want
