@@ -9,7 +9,7 @@ Each function takes and gives the caption as lower-case words; ``sentence`` make
 
 from __future__ import annotations
 
-from capdesk.describe.numbers import NO_NUMBER, SEVERAL_BEFORE
+from capdesk.describe.numbers import NO_NUMBER, several_before
 from capdesk.describe.objects import PHRASES
 from capdesk.describe.plainwords import NUMBERS, article, plural
 from capdesk.describe.sentence import DETERMINERS, GROUP_WORDS, SINGULAR_OF, parse, singular
@@ -319,12 +319,6 @@ def base_verb(word: str) -> str | None:
     return None
 
 
-def _several_before(words: list[str], start: int) -> bool:
-    """Whether the words before a phrase say several of it ("two", "a group of", "a herd of")."""
-    before = words[start - 1] if start else ""
-    return before in SEVERAL_BEFORE or (before == "of" and start > 1 and words[start - 2] in SEVERAL_BEFORE)
-
-
 def replace(words: list[str], category: str, new: str) -> list[str] | None:
     """The caption with its mention of ``category`` named ``new`` instead ("a black dog" -> "a black
     horse"), plural kept; None when it names no such thing."""
@@ -335,6 +329,6 @@ def replace(words: list[str], category: str, new: str) -> list[str] | None:
     last = words[end - 1]
     # "sheep" is its own plural: "a group of sheep" is several by the words before it, and a horse put in
     # its place is "a group of horses", not "a group of horse".
-    was_plural = singular(last) != last or (last in NO_NUMBER and _several_before(words, start))
+    was_plural = singular(last) != last or (last in NO_NUMBER and several_before(words, start))
     phrase = (plural(new) if was_plural else new).split()
     return _articles(words[:start] + phrase + words[end:])

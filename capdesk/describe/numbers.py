@@ -54,15 +54,19 @@ def _indefinite(w: list[str], i: int) -> bool:
     return bool({"a", "an"} & set(w[max(i - 3, 0):i]))
 
 
+def several_before(w: list[str], i: int) -> bool:
+    """Whether the words before word ``i`` say several of what it names ("two", "a group of", "a herd of")."""
+    before = w[i - 1] if i else ""
+    return before in SEVERAL_BEFORE or (before == "of" and i > 1 and w[i - 2] in SEVERAL_BEFORE)
+
+
 def _number(w: list[str], i: int, n: int, cat: str, nouns: dict[str, set[str]],
             distinct: frozenset[str] = frozenset()) -> str | None:
     """"one", "several" or None (no number) for the mention of ``cat`` in words ``i`` to ``i + n``."""
     last = w[i + n - 1]
-    before = w[i - 1] if i else ""
-    before2 = w[i - 2] if i > 1 else ""
     if last in NO_NUMBER or ONE_OR_TWO in " ".join(w[max(i - 6, 0):i]):
         return None  # "one or two dogs" says no one number
-    if last in PLURAL or before in SEVERAL_BEFORE or (before == "of" and before2 in SEVERAL_BEFORE):
+    if last in PLURAL or several_before(w, i):
         return "several"
     if cat in nouns and set(w[max(i - 3, 0):i]) & JOINING:
         return "several"  # "a man and a woman"; "a baby ... the young child" is one child

@@ -209,9 +209,10 @@ def setting(ev: PictureEvidence, s: PolicySettings = DEFAULT) -> list[str]:
         return []
     out: list[str] = []
     for w, p in sorted(ev.concepts.items(), key=lambda wp: -wp[1]):
-        said = SCENE_WORDS.get(w)
-        if p >= s.saying.scene_say and said and said not in out or w == "flower" and p >= s.saying.flowers_say:
-            out.append(said or "flowers")
+        said = SCENE_WORDS.get(w) or ("flowers" if w == "flower" else None)
+        floor = s.saying.flowers_say if w == "flower" else s.saying.scene_say
+        if said and p >= floor and said not in out:
+            out.append(said)
     return out[:s.saying.max_said]
 
 

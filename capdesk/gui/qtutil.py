@@ -94,10 +94,8 @@ def _poster() -> _Poster:
 def _deliver(task: list, ok: bool) -> None:
     """On the UI thread: the job's callback with its result, every reference the job held let go here."""
     _fn, _args, on_done, on_failed, value = task
-    task.clear()
-    del _fn, _args
+    task.clear()  # its locals, the last holders now, end with this call, on this thread
     callback = on_done if ok else on_failed
-    del on_done, on_failed
     if callback:
         callback(value)
 
