@@ -86,6 +86,16 @@ def write_caption_folder(folder: Path, captions: dict[str, list[str]] = TOY_CAPT
 
 
 @pytest.fixture(autouse=True)
+def _garbage_collected_here():
+    """Once a window test has made a runner, automatic garbage collection is off and the window's timer
+    collects (``capdesk.gui.qtutil``); the tests that run no event loop collect after each test instead."""
+    yield
+    qtutil = sys.modules.get("capdesk.gui.qtutil")
+    if qtutil is not None:
+        qtutil.collect_on_this_thread()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     """Keep tests away from the real user's model folder and settings."""
     home = tmp_path_factory.mktemp("xdg")

@@ -9,11 +9,12 @@ such setting, gets the text escaped into HTML that shows exactly the text (``pla
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from functools import partial
 
 from PIL import Image
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QAccessible, QImage, QPixmap
 from PySide6.QtGui import Qt as GuiQt  # Qt's namespace with the text functions QtGui adds to it
 from PySide6.QtWidgets import QLabel, QWidget
@@ -79,6 +80,44 @@ class _Poster(QObject):
 
 
 _POSTER: _Poster | None = None
+_COLLECTOR: _Collector | None = None
+COLLECT_EVERY_MS = 500
+
+
+class _Collector(QObject):
+    """Python's cycle collector runs on whatever thread happens to cross its threshold. On a worker it
+    destroyed a closed dialog's widgets, caught in reference cycles, off the interface thread, and the process
+    died with SIGSEGV (a test run: "Garbage-collecting" while a worker read a model's manifest). Once the
+    window has a runner, automatic collection is off and the interface thread collects, on a timer, what
+    the thresholds would have collected."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._thresholds = gc.get_threshold()
+        gc.disable()
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.collect_due)
+        self._timer.start(COLLECT_EVERY_MS)
+
+    def collect_due(self) -> None:
+        """The generation the automatic collector would have collected by now, collected on this thread."""
+        counts = gc.get_count()
+        if counts[0] > self._thresholds[0]:  # as CPython decides: the oldest generation past its threshold
+            gc.collect(max(g for g in range(3) if counts[g] > self._thresholds[g]))
+
+
+def collect_on_this_thread() -> None:
+    """What automatic collection would have collected by now (nothing where it is still on): for a program
+    that has made a runner and then runs without the interface's event loop (a test suite)."""
+    if _COLLECTOR is not None:
+        _COLLECTOR.collect_due()
+
+
+def _collector() -> _Collector:
+    global _COLLECTOR
+    if _COLLECTOR is None:
+        _COLLECTOR = _Collector()
+    return _COLLECTOR
 
 
 def _poster() -> _Poster:
@@ -110,6 +149,7 @@ class QtRunner:
 
     def __init__(self) -> None:
         self._poster = _poster()
+        _collector()  # from the first runner on, no worker collects the interface's garbage
 
     def run(self, fn: Callable, *args, on_done=None, on_failed=None) -> None:
         task: list = [fn, args, on_done, on_failed]

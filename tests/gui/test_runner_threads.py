@@ -92,3 +92,29 @@ def test_every_runner_posts_through_the_one_poster_of_the_process(qtbot):
     del a, b
     gc.collect()
     qtbot.waitUntil(lambda: got == [threading.main_thread().name])
+
+
+def test_garbage_in_cycles_is_collected_on_the_interface_thread_while_workers_allocate(qtbot):
+    """A closed dialog's widgets caught in a reference cycle were collected by a worker that crossed the
+    collector's threshold (a test run died with SIGSEGV, "Garbage-collecting" in a worker reading a manifest)."""
+    from capdesk.gui.qtutil import QtRunner
+
+    runner = QtRunner()
+    assert not gc.isenabled()  # from the first runner on, only the interface thread collects
+    Tracked.freed_on.clear()
+    for _ in range(20):
+        a, b = Tracked(), Tracked()
+        a.other, b.other = b, a  # garbage only a cycle collection frees
+        del a, b
+    done: list[int] = []
+
+    def allocate() -> int:
+        return len([[i] for i in range(200_000)])  # far past the collector's threshold, on the worker
+
+    for _ in range(4):
+        runner.run(allocate, on_done=done.append)
+    qtbot.waitUntil(lambda: len(done) == 4, timeout=60_000)
+    assert QThreadPool.globalInstance().waitForDone(60_000)
+    assert Tracked.freed_on == []  # no worker collected them, though each crossed the threshold many times
+    gc.collect()
+    assert Tracked.freed_on == [threading.main_thread().name] * 40
